@@ -1,0 +1,19 @@
+import type { OrderDoc } from '../db/documents';
+import { forbidden, unauthenticated } from '../errors';
+import type { Viewer } from './viewer';
+
+export const READ_ALL_ORDERS_SCOPE = 'orders:read:all';
+
+/** Authentication comes first, so an anonymous caller learns nothing about which orders exist. */
+export function requireCustomer(viewer: Viewer): Extract<Viewer, { kind: 'customer' }> {
+  if (viewer.kind !== 'customer') throw unauthenticated();
+  return viewer;
+}
+
+export function canReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): boolean {
+  return viewer.scopes.has(READ_ALL_ORDERS_SCOPE) || order.customer_id === viewer.customerId;
+}
+
+export function assertCanReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): void {
+  if (!canReadOrder(viewer, order)) throw forbidden();
+}

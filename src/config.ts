@@ -1,0 +1,169 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** The only reader of process.env. Everything else receives a validated, frozen Config. */
+
+const JWT_ALGORITHMS = [
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((value) => (value === '' ? undefined : value))
+  .optional();
+
+const port = z.coerce
+  .number({ message: 'must be a number' })
+  .int('must be a whole number')
+  .min(0, 'must be between 0 and 65535')
+  .max(65535, 'must be between 0 and 65535');
+
+const absoluteHttpUrl = z
+  .string()
+  .trim()
+  .url('must be an absolute http(s) URL')
+  .refine((value) => /^https?:\/\//.test(value), 'must be an absolute http(s) URL');
+
+function isKnownLocale(locale: string): boolean {
+  try {
+    return Intl.NumberFormat.supportedLocalesOf([locale]).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  PORT: port.default(4000),
+  MONGODB_URI: optionalText.pipe(
+    z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+      .optional(),
+  ),
+  MONGODB_DB: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be 1-63 letters, digits, _ or -')
+    .default('storefront'),
+  DATA_DIR: z.string().trim().min(1).default('data'),
+  PUBLIC_BASE_URL: optionalText.pipe(absoluteHttpUrl.optional()),
+  JWT_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+  JWT_JWKS_URL: optionalText.pipe(absoluteHttpUrl.optional()),
+  JWT_ALGORITHMS: optionalText,
+  JWT_ISSUER: optionalText,
+  JWT_AUDIENCE: optionalText,
+  STORE_LOCALE: z.string().trim().refine(isKnownLocale, 'must be a locale this Node.js knows').default('en-US'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  SEED_FIXTURES: z.enum(['true', 'false']).default('true'),
+});
+
+export interface JwtConfig {
+  /** Shared HS* secret; when absent in development, one is generated into DATA_DIR. */
+  secret?: string;
+  jwksUrl?: string;
+  algorithms: JwtAlgorithm[];
+  issuer?: string;
+  audience?: string;
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  mongo: { uri?: string; dbName: string };
+  dataDir: string;
+  publicBaseUrl?: string;
+  jwt: JwtConfig;
+  storeLocale: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  seedFixturesWhenEmpty: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function parseAlgorithms(
+  raw: string | undefined,
+  hasSecret: boolean,
+  hasJwks: boolean,
+): JwtAlgorithm[] | string {
+  if (raw === undefined) {
+    if (hasJwks && !hasSecret) return ['RS256', 'ES256', 'PS256', 'EdDSA'];
+    return ['HS256'];
+  }
+  const names = raw.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(JWT_ALGORITHMS as readonly string[]).includes(name));
+  if (unknown.length > 0) return `JWT_ALGORITHMS: unknown algorithm ${unknown.join(', ')}`;
+  return names as JwtAlgorithm[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
+    );
+  }
+  const values = parsed.data;
+  const problems: string[] = [];
+
+  const algorithms = parseAlgorithms(
+    values.JWT_ALGORITHMS,
+    values.JWT_SECRET !== undefined,
+    values.JWT_JWKS_URL !== undefined,
+  );
+  if (typeof algorithms === 'string') problems.push(algorithms);
+  else if (values.JWT_SECRET === undefined && values.JWT_JWKS_URL !== undefined) {
+    if (algorithms.some((name) => name.startsWith('HS'))) {
+      problems.push('JWT_ALGORITHMS: HS* algorithms need JWT_SECRET, not JWT_JWKS_URL');
+    }
+  }
+  if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
+    problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
+  }
+  if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
+    problems.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return Object.freeze({
+    env: values.NODE_ENV,
+    host: values.HOST,
+    port: values.PORT,
+    mongo: Object.freeze({ uri: values.MONGODB_URI, dbName: values.MONGODB_DB }),
+    dataDir: path.resolve(cwd, values.DATA_DIR),
+    publicBaseUrl: values.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    jwt: Object.freeze({
+      secret: values.JWT_SECRET,
+      jwksUrl: values.JWT_JWKS_URL,
+      algorithms: algorithms as JwtAlgorithm[],
+      issuer: values.JWT_ISSUER,
+      audience: values.JWT_AUDIENCE,
+    }),
+    storeLocale: values.STORE_LOCALE,
+    logLevel: values.LOG_LEVEL,
+    seedFixturesWhenEmpty: values.SEED_FIXTURES === 'true',
+  });
+}

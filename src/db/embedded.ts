@@ -1,0 +1,171 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient } from 'mongodb';
+import { ensureFerretdbBinary } from './ferretdb-build';
+
+/**
+ * The embedded development database: FerretDB on SQLite, on a free loopback port, with telemetry
+ * disabled. It runs under a small `sh` guard that stops it when our stdin pipe closes, so it
+ * cannot outlive this process, even when this process is killed with SIGKILL.
+ */
+
+export interface EmbeddedDatabase {
+  uri: string;
+  port: number;
+  /** PID of the guard process; FerretDB is its only child. */
+  pid: number;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  startTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+// $1 is the FerretDB binary, the rest are its flags. fd 3 keeps our stdin for the watcher, since
+// a background job's stdin is /dev/null without job control.
+const GUARD_SCRIPT = `
+exec 3<&0
+"$@" </dev/null &
+server=$!
+( while read -r _ <&3; do :; done; kill -TERM "$server" 2>/dev/null ) &
+watcher=$!
+trap 'kill -TERM "$server" 2>/dev/null' TERM INT
+status=0
+while kill -0 "$server" 2>/dev/null; do wait "$server"; status=$?; done
+kill "$watcher" 2>/dev/null
+exit $status
+`;
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPing(uri: string, child: ChildProcess, deadline: number): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error('FerretDB exited during start-up');
+    const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 });
+    try {
+      await client.db('admin').command({ ping: 1 });
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error('FerretDB did not answer a ping in time');
+      await sleep(100);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function launch(binary: string, dataDir: string, port: number): Promise<ChildProcess> {
+  const sqliteDir = path.join(dataDir, 'sqlite');
+  const stateDir = path.join(dataDir, 'state');
+  await mkdir(sqliteDir, { recursive: true });
+  await mkdir(stateDir, { recursive: true });
+  const logFile = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a' });
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FERRETDB_')));
+  const child = spawn(
+    'sh',
+    [
+      '-c',
+      GUARD_SCRIPT,
+      'ferretdb-guard',
+      binary,
+      '--handler=sqlite',
+      `--sqlite-url=file:${sqliteDir}/`,
+      `--listen-addr=127.0.0.1:${port}`,
+      '--debug-addr=127.0.0.1:0',
+      `--state-dir=${stateDir}`,
+      '--telemetry=disable',
+      '--log-level=warn',
+    ],
+    { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  child.stdout?.pipe(logFile);
+  child.stderr?.pipe(logFile);
+  child.on('exit', () => logFile.end());
+  // The process group is ours to stop; do not keep Node alive for it.
+  child.unref();
+  (child.stdout as net.Socket | null)?.unref?.();
+  (child.stderr as net.Socket | null)?.unref?.();
+  (child.stdin as unknown as net.Socket | null)?.unref?.();
+  return child;
+}
+
+export async function startEmbeddedDatabase(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const { dataDir, startTimeoutMs = 30_000, log = (line: string) => console.error(line) } = options;
+  const binary = await ensureFerretdbBinary(log);
+  await mkdir(dataDir, { recursive: true });
+
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const port = await freeLoopbackPort();
+    const child = await launch(binary, dataDir, port);
+    const uri = `mongodb://127.0.0.1:${port}/`;
+    const onProcessExit = () => killGroup(child, 'SIGTERM');
+    process.once('exit', onProcessExit);
+    try {
+      await waitForPing(uri, child, Date.now() + startTimeoutMs);
+    } catch (error) {
+      lastError = error;
+      process.removeListener('exit', onProcessExit);
+      killGroup(child, 'SIGKILL');
+      await waitForExit(child, 5_000);
+      continue;
+    }
+
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        child.stdin?.end();
+        killGroup(child, 'SIGTERM');
+        if (!(await waitForExit(child, 10_000))) {
+          killGroup(child, 'SIGKILL');
+          await waitForExit(child, 5_000);
+        }
+        process.removeListener('exit', onProcessExit);
+      })();
+      return stopping;
+    };
+    return { uri, port, pid: child.pid ?? -1, dataDir, stop };
+  }
+  const logTail = await readFile(path.join(dataDir, 'ferretdb.log'), 'utf8').catch(() => '');
+  throw new Error(
+    `The embedded database did not start: ${(lastError as Error)?.message}\n${logTail.split('\n').slice(-10).join('\n')}`,
+  );
+}

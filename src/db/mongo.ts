@@ -1,0 +1,64 @@
+import { MongoClient, type Db, type IndexDescription } from 'mongodb';
+
+export interface MongoSettings {
+  uri: string;
+  dbName: string;
+  /** How long an operation waits for a reachable server before failing (and the API answers 503). */
+  serverSelectionTimeoutMS?: number;
+  maxPoolSize?: number;
+  readPreference?: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
+}
+
+export interface Database {
+  client: MongoClient;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export async function connectDatabase(settings: MongoSettings): Promise<Database> {
+  const client = new MongoClient(settings.uri, {
+    serverSelectionTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
+    connectTimeoutMS: 3_000,
+    maxPoolSize: settings.maxPoolSize ?? 20,
+    readPreference: settings.readPreference ?? 'primary',
+    appName: 'storefront-gateway',
+    monitorCommands: true,
+  });
+  await client.connect();
+  const db = client.db(settings.dbName);
+  return { client, db, close: () => client.close() };
+}
+
+/** Every read we serve, and the index that serves it on MongoDB (see docs/benchmarks.md). */
+export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
+  products: [
+    { key: { id: 1 }, name: 'id_1', unique: true },
+    { key: { category_key: 1, id: 1 }, name: 'category_key_1_id_1' },
+    { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
+  ],
+  orders: [
+    { key: { ulid: 1 }, name: 'ulid_1', unique: true },
+    { key: { id: 1 }, name: 'id_1', unique: true },
+    { key: { 'items.id': 1 }, name: 'items.id_1' },
+  ],
+};
+
+/**
+ * Creates missing indexes only. Idempotent by construction: FerretDB 1.24 drops the connection
+ * when asked to create an index that already exists, so we never ask.
+ */
+export async function ensureIndexes(db: Db): Promise<string[]> {
+  const created: string[] = [];
+  for (const [collectionName, wanted] of Object.entries(INDEXES)) {
+    const collection = db.collection(collectionName);
+    const existing = new Set(
+      (await collection.listIndexes().toArray().catch(() => [])).map((index) => index.name as string),
+    );
+    const missing = wanted.filter((index) => !existing.has(index.name as string));
+    if (missing.length > 0) {
+      await collection.createIndexes(missing);
+      created.push(...missing.map((index) => `${collectionName}.${index.name}`));
+    }
+  }
+  return created;
+}

@@ -1,0 +1,98 @@
+import escapeStringRegexp from 'escape-string-regexp';
+import type { Db, Filter } from 'mongodb';
+import type { ProductDoc } from './documents';
+
+export interface ProductCriteria {
+  /** Every word must occur, case-insensitively, in one of the searchable fields. */
+  words: readonly string[];
+  /** Matches category_name exactly, case-insensitively. */
+  category?: string;
+}
+
+export interface KeysetWindow {
+  afterId?: number;
+  beforeId?: number;
+  limit: number;
+  /** Take the last `limit` of the window (backward paging) instead of the first. */
+  fromEnd: boolean;
+}
+
+const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_name', 'tags'] as const;
+const PROJECTION = { _id: 0 } as const;
+const ID_ORDER = { id: 1 } as const;
+
+export function categoryKey(category: string): string {
+  return category.toLowerCase();
+}
+
+/** User text is escaped, so it is matched literally and can never act as a pattern or operator. */
+export function productFilter(criteria: ProductCriteria): Filter<ProductDoc> {
+  const clauses: Filter<ProductDoc>[] = criteria.words.map((word) => {
+    const literal = { $regex: escapeStringRegexp(word), $options: 'i' };
+    return { $or: SEARCHABLE_FIELDS.map((field) => ({ [field]: literal })) };
+  });
+  if (criteria.category !== undefined) clauses.unshift({ category_key: categoryKey(criteria.category) });
+  if (clauses.length === 0) return {};
+  if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
+  return { $and: clauses };
+}
+
+function isUnfiltered(criteria: ProductCriteria): boolean {
+  return criteria.words.length === 0 && criteria.category === undefined;
+}
+
+export function createProductRepository(db: Db) {
+  const products = db.collection<ProductDoc>('products');
+
+  return {
+    async count(criteria: ProductCriteria): Promise<number> {
+      if (isUnfiltered(criteria)) return products.estimatedDocumentCount();
+      return products.countDocuments(productFilter(criteria));
+    },
+
+    /** Offset paging for numbered pages (REST `page`/`per_page`). */
+    async findPage(criteria: ProductCriteria, skip: number, limit: number): Promise<ProductDoc[]> {
+      return products
+        .find(productFilter(criteria), { projection: PROJECTION })
+        .sort(ID_ORDER)
+        .skip(skip)
+        .limit(limit)
+        .toArray();
+    },
+
+    /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
+    async findWindow(criteria: ProductCriteria, window: KeysetWindow): Promise<ProductDoc[]> {
+      const idRange: { $gt?: number; $lt?: number } = {};
+      if (window.afterId !== undefined) idRange.$gt = window.afterId;
+      if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
+      const base = productFilter(criteria);
+      const filter: Filter<ProductDoc> = Object.keys(idRange).length
+        ? { $and: [base, { id: idRange }] }
+        : base;
+      const docs = await products
+        .find(filter, { projection: PROJECTION })
+        .sort({ id: window.fromEnd ? -1 : 1 })
+        .limit(window.limit)
+        .toArray();
+      return window.fromEnd ? docs.reverse() : docs;
+    },
+
+    async findByIds(ids: readonly number[]): Promise<ProductDoc[]> {
+      return products.find({ id: { $in: [...ids] } }, { projection: PROJECTION }).toArray();
+    },
+
+    async findByVariantIds(ids: readonly number[]): Promise<ProductDoc[]> {
+      return products.find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION }).toArray();
+    },
+
+    async insertMany(docs: ProductDoc[]): Promise<void> {
+      if (docs.length > 0) await products.insertMany(docs, { ordered: false });
+    },
+
+    async deleteAll(): Promise<void> {
+      await products.deleteMany({});
+    },
+  };
+}
+
+export type ProductRepository = ReturnType<typeof createProductRepository>;

@@ -1,0 +1,44 @@
+import { createGraphQLError } from 'graphql-yoga';
+
+/** Expected failures. Their codes are the shared language of GraphQL errors and REST statuses. */
+export const ERROR_CODES = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 422,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Field-level validation messages, keyed by the field's REST name (Laravel style). */
+export type FieldErrors = Record<string, string[]>;
+
+export function unauthenticated() {
+  return createGraphQLError('Unauthenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
+}
+
+export function forbidden() {
+  return createGraphQLError('This action is unauthorized.', { extensions: { code: 'FORBIDDEN' } });
+}
+
+export function orderNotFound() {
+  return createGraphQLError('Order not found.', { extensions: { code: 'NOT_FOUND' } });
+}
+
+export function serviceUnavailable() {
+  return createGraphQLError('Service Unavailable.', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+}
+
+/** Laravel's summary: the first message, plus "(and N more error(s))". */
+export function validationSummary(errors: FieldErrors): string {
+  const messages = Object.values(errors).flat();
+  const [first = 'The given data was invalid.'] = messages;
+  const more = messages.length - 1;
+  return more > 0 ? `${first} (and ${more} more error${more === 1 ? '' : 's'})` : first;
+}
+
+export function badUserInput(errors: FieldErrors) {
+  return createGraphQLError(validationSummary(errors), {
+    extensions: { code: 'BAD_USER_INPUT', errors },
+  });
+}
