@@ -70,7 +70,11 @@ const envSchema = z.object({
   JWT_ALGORITHMS: optionalText,
   JWT_ISSUER: optionalText,
   JWT_AUDIENCE: optionalText,
-  STORE_LOCALE: z.string().trim().refine(isKnownLocale, 'must be a locale this Node.js knows').default('en-US'),
+  STORE_LOCALE: z
+    .string()
+    .trim()
+    .refine(isKnownLocale, 'must be a locale this Node.js knows')
+    .default('en-US'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SEED_FIXTURES: z.enum(['true', 'false']).default('true'),
 });

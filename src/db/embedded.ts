@@ -58,7 +58,8 @@ async function freeLoopbackPort(): Promise<number> {
 
 async function waitForPing(uri: string, child: ChildProcess, deadline: number): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error('FerretDB exited during start-up');
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error('FerretDB exited during start-up');
     const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 });
     try {
       await client.db('admin').command({ ping: 1 });
@@ -98,7 +99,9 @@ async function launch(binary: string, dataDir: string, port: number): Promise<Ch
   await mkdir(sqliteDir, { recursive: true });
   await mkdir(stateDir, { recursive: true });
   const logFile = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a' });
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FERRETDB_')));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('FERRETDB_')),
+  );
   const child = spawn(
     'sh',
     [

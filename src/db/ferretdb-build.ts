@@ -88,7 +88,9 @@ export async function ensureFerretdbBinary(
         'Install Go (https://go.dev/dl/) or set MONGODB_URI to use a MongoDB server you run.',
     );
   }
-  log(`Building the embedded database (FerretDB ${FERRETDB_VERSION}) with Go: a one-time build of 1-3 minutes…`);
+  log(
+    `Building the embedded database (FerretDB ${FERRETDB_VERSION}) with Go: a one-time build of 1-3 minutes…`,
+  );
   const started = Date.now();
   await mkdir(path.dirname(binary), { recursive: true });
   const partial = `${binary}.${process.pid}.partial`;

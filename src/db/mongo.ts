@@ -52,7 +52,12 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
   for (const [collectionName, wanted] of Object.entries(INDEXES)) {
     const collection = db.collection(collectionName);
     const existing = new Set(
-      (await collection.listIndexes().toArray().catch(() => [])).map((index) => index.name as string),
+      (
+        await collection
+          .listIndexes()
+          .toArray()
+          .catch(() => [])
+      ).map((index) => index.name as string),
     );
     const missing = wanted.filter((index) => !existing.has(index.name as string));
     if (missing.length > 0) {
