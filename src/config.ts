@@ -77,6 +77,15 @@ const envSchema = z.object({
     .default('en-US'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SEED_FIXTURES: z.enum(['true', 'false']).default('true'),
+  MONGODB_MAX_POOL_SIZE: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be between 1 and 1000')
+    .max(1000, 'must be between 1 and 1000')
+    .default(20),
+  MONGODB_READ_PREFERENCE: z
+    .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
+    .default('primary'),
 });
 
 export interface JwtConfig {
@@ -92,7 +101,12 @@ export interface Config {
   env: 'development' | 'production' | 'test';
   host: string;
   port: number;
-  mongo: { uri?: string; dbName: string };
+  mongo: {
+    uri?: string;
+    dbName: string;
+    maxPoolSize: number;
+    readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
+  };
   dataDir: string;
   publicBaseUrl?: string;
   jwt: JwtConfig;
@@ -156,7 +170,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     env: values.NODE_ENV,
     host: values.HOST,
     port: values.PORT,
-    mongo: Object.freeze({ uri: values.MONGODB_URI, dbName: values.MONGODB_DB }),
+    mongo: Object.freeze({
+      uri: values.MONGODB_URI,
+      dbName: values.MONGODB_DB,
+      maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
+      readPreference: values.MONGODB_READ_PREFERENCE,
+    }),
     dataDir: path.resolve(cwd, values.DATA_DIR),
     publicBaseUrl: values.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     jwt: Object.freeze({

@@ -1,4 +1,12 @@
-import { MongoClient, type Db, type IndexDescription } from 'mongodb';
+import {
+  MongoClient,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  type Db,
+  type IndexDescription,
+} from 'mongodb';
 
 export interface MongoSettings {
   uri: string;
@@ -66,4 +74,14 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
     }
   }
   return created;
+}
+
+/** Errors that mean "the database cannot be reached right now" (answered 503, retried by clients). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoTopologyClosedError
+  );
 }

@@ -13,8 +13,8 @@ export interface KeysetWindow {
   afterId?: number;
   beforeId?: number;
   limit: number;
-  /** Take the last `limit` of the window (backward paging) instead of the first. */
-  fromEnd: boolean;
+  /** Walk backwards from `beforeId` (or the end); rows come back in descending id order. */
+  descending: boolean;
 }
 
 const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_name', 'tags'] as const;
@@ -69,12 +69,11 @@ export function createProductRepository(db: Db) {
       const filter: Filter<ProductDoc> = Object.keys(idRange).length
         ? { $and: [base, { id: idRange }] }
         : base;
-      const docs = await products
+      return products
         .find(filter, { projection: PROJECTION })
-        .sort({ id: window.fromEnd ? -1 : 1 })
+        .sort({ id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .toArray();
-      return window.fromEnd ? docs.reverse() : docs;
     },
 
     async findByIds(ids: readonly number[]): Promise<ProductDoc[]> {

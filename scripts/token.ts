@@ -1,0 +1,52 @@
+import { parseArgs } from 'node:util';
+import { SignJWT } from 'jose';
+import { resolveJwtSecret } from '../src/auth/dev-secret';
+import { ConfigError, loadConfig } from '../src/config';
+
+/** Prints an HS256 token that the server started with the same environment accepts. */
+
+const usage = 'Usage: npm run token -- --sub <customer> [--scope orders:read:all] [--expires-in 1h]';
+let values: { sub?: string; scope?: string; 'expires-in'?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: {
+      sub: { type: 'string' },
+      scope: { type: 'string' },
+      'expires-in': { type: 'string', default: '1h' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }));
+} catch (error) {
+  console.error(`${(error as Error).message}\n${usage}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+if (!values.sub) {
+  console.error(`--sub is required.\n${usage}`);
+  process.exit(2);
+}
+
+try {
+  const config = loadConfig();
+  const secret = await resolveJwtSecret(config);
+  if (!secret) {
+    console.error('The server verifies tokens from a JWKS URL; ask your identity provider for a token.');
+    process.exit(2);
+  }
+  let token = new SignJWT(values.scope ? { scope: values.scope } : {})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(values.sub)
+    .setIssuedAt()
+    .setExpirationTime(values['expires-in'] ?? '1h');
+  if (config.jwt.issuer) token = token.setIssuer(config.jwt.issuer);
+  if (config.jwt.audience) token = token.setAudience(config.jwt.audience);
+  console.log(await token.sign(new TextEncoder().encode(secret)));
+} catch (error) {
+  console.error(
+    error instanceof ConfigError ? error.message : `Could not mint a token: ${(error as Error).message}`,
+  );
+  process.exit(2);
+}

@@ -1,0 +1,31 @@
+import type { Viewer } from './auth/viewer';
+import type { ViewerResolver } from './auth/tokens';
+import type { OrderRepository } from './db/order-repository';
+import type { ProductRepository } from './db/product-repository';
+
+/** Per-request context, shared by GraphQL resolvers and the REST adapter (which runs through them). */
+export interface AppContext {
+  /** Verified lazily: product reads never pay for token verification. */
+  viewer(): Promise<Viewer>;
+  products: ProductRepository;
+  orders: OrderRepository;
+  /** Locale of `localizedDecimal` / `localized_decimal`. */
+  storeLocale: string;
+}
+
+export interface ContextDependencies {
+  products: ProductRepository;
+  orders: OrderRepository;
+  resolveViewer: ViewerResolver;
+  storeLocale: string;
+}
+
+export function createContext(request: Request, deps: ContextDependencies): AppContext {
+  let viewer: Promise<Viewer> | undefined;
+  return {
+    viewer: () => (viewer ??= deps.resolveViewer(request.headers.get('authorization'))),
+    products: deps.products,
+    orders: deps.orders,
+    storeLocale: deps.storeLocale,
+  };
+}

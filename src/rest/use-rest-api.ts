@@ -1,0 +1,134 @@
+import type { DocumentNode, ExecutionResult } from 'graphql';
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { pageNumbers, type PageNumbers } from '../catalog/product-query';
+import { prepareRestOperations, type RestOperations } from './operations';
+import { pageEnvelope } from './pagination';
+import { parseProductList, parseProductSearch, type Parsed } from './query-input';
+import { errorCodeResponse, jsonResponse, messageResponse, validationResponse } from './responses';
+
+export interface RestApiOptions {
+  /** Absolute base of pagination links; default: the request's origin. */
+  publicBaseUrl?: string;
+  /** Called with failures that answer 500, for logging. Default: console.error. */
+  onUnexpectedError?: (error: unknown, request: Request) => void;
+}
+
+const PREFIX = '/api/v1';
+const ALLOWED_METHODS = 'GET, HEAD';
+
+type Execute = (document: DocumentNode, variables: Record<string, unknown>) => Promise<ExecutionResult>;
+
+interface Route {
+  match(path: string): Record<string, string> | null;
+  handle(params: Record<string, string>, url: URL, execute: Execute): Promise<Response>;
+}
+
+interface PageData extends PageNumbers {
+  items: unknown[];
+}
+
+/**
+ * Serves /api/v1 inside Yoga: each route runs a pre-validated GraphQL operation with the request's
+ * own context, so REST shares the schema's data path, authorisation and error codes.
+ */
+export function useRestApi(options: RestApiOptions = {}): Plugin {
+  const { publicBaseUrl, onUnexpectedError = (error) => console.error(error) } = options;
+  let yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>> | undefined;
+  let operations: RestOperations | undefined;
+
+  const firstError = (result: ExecutionResult): Response | null => {
+    const [error] = result.errors ?? [];
+    if (!error) return null;
+    const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
+    if (response.status === 500) throw error;
+    return response;
+  };
+
+  const pageResponse = async (execute: Execute, document: DocumentNode, input: Parsed<object>, url: URL) => {
+    if (!input.ok) return validationResponse(input.errors);
+    const result = await execute(document, input.value as Record<string, unknown>);
+    const failure = firstError(result);
+    if (failure) return failure;
+    const page = (result.data as { page: PageData }).page;
+    const numbers = pageNumbers(page.currentPage, page.perPage, page.total, page.items.length);
+    return jsonResponse(200, pageEnvelope(page.items, numbers, publicBaseUrl ?? url.origin, url));
+  };
+
+  const routes: Route[] = [
+    {
+      match: (path) => (path === `${PREFIX}/products` ? {} : null),
+      handle: (_params, url, execute) =>
+        pageResponse(execute, operations!.productList, parseProductList(url.searchParams), url),
+    },
+    {
+      match: (path) => (path === `${PREFIX}/products/search` ? {} : null),
+      handle: (_params, url, execute) =>
+        pageResponse(execute, operations!.productSearch, parseProductSearch(url.searchParams), url),
+    },
+    {
+      match: (path) => {
+        const match = /^\/api\/v1\/orders\/([^/]+)$/.exec(path);
+        return match ? { order: match[1] as string } : null;
+      },
+      handle: async (params, _url, execute) => {
+        const result = await execute(operations!.order, { ulid: safeDecode(params.order ?? '') });
+        const failure = firstError(result);
+        if (failure) return failure;
+        const order = (result.data as { order: Record<string, unknown> }).order;
+        order.fulfillment_status = String(order.fulfillment_status).toLowerCase();
+        order.payment_status = String(order.payment_status).toLowerCase();
+        return jsonResponse(200, order);
+      },
+    },
+  ];
+
+  return {
+    onYogaInit({ yoga: instance }) {
+      yoga = instance as typeof yoga;
+      operations = prepareRestOperations(instance.getEnveloped().schema);
+    },
+    async onRequest({ request, url, endResponse, serverContext }) {
+      if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return;
+      const path = url.pathname;
+      const matched = routes
+        .map((route) => ({ route, params: route.match(path) }))
+        .find((candidate) => candidate.params !== null);
+      if (!matched) return endResponse(messageResponse(404, 'Not Found.'));
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        return endResponse(
+          messageResponse(
+            405,
+            `The ${request.method} method is not supported for route ${path.slice(1)}. Supported methods: ${ALLOWED_METHODS}.`,
+            { allow: ALLOWED_METHODS },
+          ),
+        );
+      }
+      const execute: Execute = async (document, variableValues) => {
+        const enveloped = yoga!.getEnveloped({ ...serverContext, request, params: {} });
+        const contextValue = await enveloped.contextFactory();
+        return (await enveloped.execute({
+          schema: enveloped.schema,
+          document,
+          variableValues,
+          contextValue,
+        })) as ExecutionResult;
+      };
+      let response: Response;
+      try {
+        response = await matched.route.handle(matched.params ?? {}, url, execute);
+      } catch (error) {
+        onUnexpectedError(error, request);
+        response = messageResponse(500, 'Server Error.');
+      }
+      endResponse(request.method === 'HEAD' ? new Response(null, response) : response);
+    },
+  };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,98 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createApp, type App } from './app';
+import { resolveJwtSecret } from './auth/dev-secret';
+import { createViewerResolver } from './auth/tokens';
+import type { Config } from './config';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
+import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
+import type { Logger } from './logger';
+import { seedFixturesIfEmpty } from '../seed/load';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  app: App;
+  database: Database;
+  embedded?: EmbeddedDatabase;
+  /** Stops accepting, lets in-flight requests finish (up to the deadline), then closes the database. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  logger: Logger;
+}
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/** Database (real or embedded), indexes, optional fixtures, the app and its HTTP server. */
+export async function startServer({ config, logger }: StartOptions): Promise<RunningServer> {
+  let embedded: EmbeddedDatabase | undefined;
+  let uri = config.mongo.uri;
+  if (!uri) {
+    embedded = await startEmbeddedDatabase({
+      dataDir: path.join(config.dataDir, 'db'),
+      log: (line) => logger.info(line),
+    });
+    uri = embedded.uri;
+    logger.info({ port: embedded.port }, 'embedded FerretDB started');
+  }
+
+  let database: Database | undefined;
+  try {
+    database = await connectDatabase({
+      uri,
+      dbName: config.mongo.dbName,
+      maxPoolSize: config.mongo.maxPoolSize,
+      readPreference: config.mongo.readPreference,
+    });
+    const created = await ensureIndexes(database.db);
+    if (created.length > 0) logger.info({ indexes: created }, 'created indexes');
+    if (config.seedFixturesWhenEmpty && (await seedFixturesIfEmpty(database.db))) {
+      logger.info('loaded the sample fixtures into the empty database');
+    }
+
+    const secret = await resolveJwtSecret(config);
+    const resolveViewer = createViewerResolver({ ...config.jwt, secret });
+    const app = createApp({ config, db: database.db, resolveViewer, logger });
+
+    const server = createServer(
+      { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
+      app,
+    );
+    const address = await listen(server, config.host, config.port);
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `http://${host}:${address.port}`;
+
+    let closing: Promise<void> | undefined;
+    const db = database;
+    const close = (deadlineMs = 10_000): Promise<void> =>
+      (closing ??= (async () => {
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
+        await drained;
+        clearTimeout(timer);
+        await db
+          .close()
+          .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
+        await embedded?.stop();
+      })());
+
+    return { url, port: address.port, app, database, embedded, close };
+  } catch (error) {
+    await database?.close().catch(() => undefined);
+    await embedded?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,30 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    mongoUri: string;
+  }
+}
+
+let database: EmbeddedDatabase | undefined;
+let dataDir: string | undefined;
+
+/** One embedded FerretDB for the whole run, in a throw-away folder; each test file uses its own database. */
+export async function setup(project: TestProject): Promise<void> {
+  if (process.env.MONGODB_URI) {
+    project.provide('mongoUri', process.env.MONGODB_URI);
+    return;
+  }
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-test-db-'));
+  database = await startEmbeddedDatabase({ dataDir, log: (line) => console.log(line) });
+  project.provide('mongoUri', database.uri);
+}
+
+export async function teardown(): Promise<void> {
+  await database?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
