@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env, '/srv/app');
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({}, '/srv/app');
+    expect(config).toMatchObject({
+      env: 'development',
+      host: '127.0.0.1',
+      port: 4000,
+      mongo: { uri: undefined, dbName: 'storefront', maxPoolSize: 20, readPreference: 'primary' },
+      dataDir: '/srv/app/data',
+      publicBaseUrl: undefined,
+      jwt: { algorithms: ['HS256'] },
+      storeLocale: 'en-US',
+      logLevel: 'info',
+      seedFixturesWhenEmpty: true,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ MONGODB_URI: 'http://localhost:27017' }, 'MONGODB_URI'],
+    [{ MONGODB_DB: 'bad name!' }, 'MONGODB_DB'],
+    [{ PUBLIC_BASE_URL: 'not a url' }, 'PUBLIC_BASE_URL'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ JWT_ALGORITHMS: 'HS256,none' }, 'JWT_ALGORITHMS'],
+    [{ JWT_JWKS_URL: 'https://idp.example.com/jwks', JWT_ALGORITHMS: 'HS256' }, 'JWT_ALGORITHMS'],
+    [{ STORE_LOCALE: 'xx-!!' }, 'STORE_LOCALE'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
+    [{ NODE_ENV: 'production' }, 'JWT_SECRET or JWT_JWKS_URL'],
+    [{ MONGODB_MAX_POOL_SIZE: '0' }, 'MONGODB_MAX_POOL_SIZE'],
+    [{ MONGODB_READ_PREFERENCE: 'fastest' }, 'MONGODB_READ_PREFERENCE'],
+  ])('rejects %o naming %s', (env, variable) => {
+    const problems = problemsOf(env);
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.join('\n')).toContain(variable);
+  });
+
+  it('reports every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'x', LOG_LEVEL: 'loud' });
+    expect(problems.some((problem) => problem.startsWith('PORT'))).toBe(true);
+    expect(problems.some((problem) => problem.startsWith('LOG_LEVEL'))).toBe(true);
+  });
+
+  it('accepts a production setup with JWT settings and trims the base URL', () => {
+    const config = loadConfig(
+      {
+        NODE_ENV: 'production',
+        JWT_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
+        JWT_ISSUER: 'https://idp.example.com/',
+        JWT_AUDIENCE: 'storefront',
+        PUBLIC_BASE_URL: 'https://shop.example.com/',
+        MONGODB_URI: 'mongodb+srv://cluster.example.net',
+        MONGODB_READ_PREFERENCE: 'secondaryPreferred',
+      },
+      '/srv/app',
+    );
+    expect(config.jwt.algorithms).toEqual(['RS256', 'ES256', 'PS256', 'EdDSA']);
+    expect(config.publicBaseUrl).toBe('https://shop.example.com');
+    expect(config.mongo.readPreference).toBe('secondaryPreferred');
+  });
+});

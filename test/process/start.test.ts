@@ -1,0 +1,82 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { processesMentioning } from '../support/processes';
+
+/** `npm start` as a user runs it: the real entry point, the embedded database, signals. */
+
+const ENTRY = ['--import', 'tsx', 'src/main.ts'];
+let dataDir: string;
+
+function start(env: Record<string, string>): ChildProcessWithoutNullStreams {
+  const cleanEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$)/.test(name)),
+  );
+  return spawn(process.execPath, ENTRY, { env: { ...cleanEnv, ...env }, stdio: 'pipe' });
+}
+
+function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)","msg":"storefront gateway listening"/.exec(output);
+      if (match) resolve(match[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+  });
+}
+
+function exitCode(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+afterAll(async () => {
+  if (dataDir) {
+    for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+describe('npm start', () => {
+  it('serves seeded data on the embedded database and leaves no process behind on SIGTERM or SIGINT', async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-start-'));
+    const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
+
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const child = start(env);
+      const url = await listeningUrl(child);
+      const body = (await (await fetch(`${url}/api/v1/products?per_page=1`)).json()) as {
+        meta: { total: number };
+      };
+      // Seeded once on the empty database; the second start finds the same 20 fixtures.
+      expect(body.meta.total).toBe(20);
+      expect(processesMentioning(dataDir).length).toBeGreaterThan(0);
+
+      const exited = exitCode(child);
+      child.kill(signal);
+      expect(await exited).toBe(0);
+      expect(processesMentioning(dataDir)).toEqual([]);
+    }
+  }, 120_000);
+
+  it('refuses a bad configuration with a message naming the variable', async () => {
+    const child = start({ PORT: 'abc', LOG_LEVEL: 'loud' });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await exitCode(child)).toBe(2);
+    expect(stderr).toContain('PORT: must be a number');
+    expect(stderr).toContain('LOG_LEVEL');
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses to start in production without JWT settings', async () => {
+    const child = start({ NODE_ENV: 'production', PORT: '0' });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await exitCode(child)).toBe(2);
+    expect(stderr).toContain('JWT_SECRET or JWT_JWKS_URL');
+  });
+});
