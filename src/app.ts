@@ -1,49 +1,71 @@
+import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import type { Db } from 'mongodb';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, type AppContext } from './context';
+import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
-import { isDatabaseUnavailable } from './db/mongo';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
+import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
+import { useHealth } from './http/use-health';
+import { useHttpGuards } from './http/use-http-guards';
+import { useRequestLog } from './http/use-request-log';
 import type { Logger } from './logger';
+import { createMetrics, type Metrics } from './observability/metrics';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
 
 export interface AppDependencies {
   config: Config;
-  db: Db;
+  database: Database;
   resolveViewer: ViewerResolver;
   logger: Logger;
-  /** Plugins that run before the APIs (docs, health, metrics …). */
+  /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
 }
 
-export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
+export type App = YogaServerInstance<Record<string, unknown>, AppContext> & { metrics: Metrics };
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
-  const { config, db, resolveViewer, logger } = deps;
+  const { config, database, resolveViewer, logger } = deps;
+  const metrics = createMetrics(database.client);
   const contextDeps = {
-    products: createProductRepository(db),
-    orders: createOrderRepository(db),
+    products: createProductRepository(database.db),
+    orders: createOrderRepository(database.db),
     resolveViewer,
     storeLocale: config.storeLocale,
   };
 
-  return createYoga<Record<string, unknown>, AppContext>({
+  const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
-    graphiql: { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
+    graphiql: config.introspection
+      ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY }
+      : false,
+    // Served from the package, not a CDN: works offline and under a strict CSP.
+    renderGraphiQL,
+    batching: { limit: GRAPHQL_LIMITS.maxBatch },
+    cors:
+      config.corsOrigins.length > 0
+        ? {
+            origin: config.corsOrigins,
+            methods: ['GET', 'HEAD', 'POST'],
+            allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+            exposedHeaders: ['x-request-id', 'retry-after', 'etag'],
+            maxAge: 600,
+          }
+        : false,
     logging: {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
       info: (...args) => logger.info(args.map(String).join(' ')),
       warn: (...args) => logger.warn(args.map(String).join(' ')),
-      error: (...args) => logger.error({ err: args[0] }, 'graphql error'),
+      error: (...args) => logger.error({ err: args[0] }, 'graphql server error'),
     },
     maskedErrors: {
       // Never expose internals, not even in development; a lost database is a retryable 503.
@@ -56,12 +78,19 @@ export function createApp(deps: AppDependencies): App {
       },
     },
     plugins: [
+      useRequestLog({ logger, metrics }),
+      useHttpGuards({ maxBodyBytes: config.maxBodyBytes }),
+      useHealth({ pingDatabase: () => pingDatabase(database.db) }),
+      metrics.plugin,
       ...(deps.plugins ?? []),
+      useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
         onUnexpectedError: (error, request) =>
-          logger.error({ err: error, url: request.url }, 'unexpected error in /api/v1'),
+          logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
       }),
     ],
   });
+  return Object.assign(yoga, { metrics });
 }

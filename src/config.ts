@@ -83,6 +83,26 @@ const envSchema = z.object({
     .min(1, 'must be between 1 and 1000')
     .max(1000, 'must be between 1 and 1000')
     .default(20),
+  MONGODB_TIMEOUT_MS: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(100, 'must be between 100 and 60000')
+    .max(60_000, 'must be between 100 and 60000')
+    .default(3_000),
+  CORS_ORIGINS: optionalText,
+  INTROSPECTION: z.enum(['true', 'false']).optional(),
+  MAX_BODY_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1_024, 'must be between 1024 and 10485760')
+    .max(10_485_760, 'must be between 1024 and 10485760')
+    .default(102_400),
+  SHUTDOWN_DEADLINE_MS: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 600000')
+    .max(600_000, 'must be between 0 and 600000')
+    .default(10_000),
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
@@ -105,6 +125,8 @@ export interface Config {
     uri?: string;
     dbName: string;
     maxPoolSize: number;
+    /** How long an operation waits for a reachable server before the APIs answer 503. */
+    timeoutMs: number;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   };
   dataDir: string;
@@ -113,6 +135,12 @@ export interface Config {
   storeLocale: string;
   logLevel: (typeof LOG_LEVELS)[number];
   seedFixturesWhenEmpty: boolean;
+  /** Origins allowed by CORS; empty means CORS is off. */
+  corsOrigins: string[];
+  /** GraphQL introspection and GraphiQL; default on outside production. */
+  introspection: boolean;
+  maxBodyBytes: number;
+  shutdownDeadlineMs: number;
 }
 
 export class ConfigError extends Error {
@@ -164,6 +192,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
     problems.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
   }
+  const corsOrigins = (values.CORS_ORIGINS ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      problems.push(`CORS_ORIGINS: "${origin}" must be an origin like https://shop.example.com`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -174,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       uri: values.MONGODB_URI,
       dbName: values.MONGODB_DB,
       maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
+      timeoutMs: values.MONGODB_TIMEOUT_MS,
       readPreference: values.MONGODB_READ_PREFERENCE,
     }),
     dataDir: path.resolve(cwd, values.DATA_DIR),
@@ -188,5 +226,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     storeLocale: values.STORE_LOCALE,
     logLevel: values.LOG_LEVEL,
     seedFixturesWhenEmpty: values.SEED_FIXTURES === 'true',
+    corsOrigins: Object.freeze(corsOrigins) as string[],
+    introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
+    maxBodyBytes: values.MAX_BODY_BYTES,
+    shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
   });
 }

@@ -7,6 +7,7 @@ import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
+import { useApiDocs } from './docs/use-api-docs';
 import type { Logger } from './logger';
 import { seedFixturesIfEmpty } from '../seed/load';
 
@@ -54,6 +55,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
       uri,
       dbName: config.mongo.dbName,
       maxPoolSize: config.mongo.maxPoolSize,
+      serverSelectionTimeoutMS: config.mongo.timeoutMs,
       readPreference: config.mongo.readPreference,
     });
     const created = await ensureIndexes(database.db);
@@ -64,7 +66,13 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
 
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver({ ...config.jwt, secret });
-    const app = createApp({ config, db: database.db, resolveViewer, logger });
+    const app = createApp({
+      config,
+      database,
+      resolveViewer,
+      logger,
+      plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
+    });
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
@@ -76,7 +84,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
 
     let closing: Promise<void> | undefined;
     const db = database;
-    const close = (deadlineMs = 10_000): Promise<void> =>
+    const close = (deadlineMs = config.shutdownDeadlineMs): Promise<void> =>
       (closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();

@@ -26,7 +26,9 @@ export interface Database {
 export async function connectDatabase(settings: MongoSettings): Promise<Database> {
   const client = new MongoClient(settings.uri, {
     serverSelectionTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
-    connectTimeoutMS: 3_000,
+    connectTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
+    // A query on a connection that hangs mid-outage fails instead of hanging the request.
+    socketTimeoutMS: 30_000,
     maxPoolSize: settings.maxPoolSize ?? 20,
     readPreference: settings.readPreference ?? 'primary',
     appName: 'storefront-gateway',
@@ -84,4 +86,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError
   );
+}
+
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.command({ ping: 1 });
 }

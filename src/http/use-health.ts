@@ -1,0 +1,36 @@
+import type { Plugin } from 'graphql-yoga';
+
+export interface HealthOptions {
+  /** Resolves when the database answers; rejects otherwise. */
+  pingDatabase: () => Promise<void>;
+  /** How long /readyz waits for the database. Default 1000 ms. */
+  readinessTimeoutMs?: number;
+}
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  });
+
+/** /healthz: the process is up. /readyz: the database answers a ping quickly; 503 otherwise. */
+export function useHealth({ pingDatabase, readinessTimeoutMs = 1_000 }: HealthOptions): Plugin {
+  return {
+    async onRequest({ url, endResponse }) {
+      if (url.pathname === '/healthz') return endResponse(json(200, { status: 'ok' }));
+      if (url.pathname !== '/readyz') return;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);
+      });
+      try {
+        await Promise.race([pingDatabase(), timeout]);
+        endResponse(json(200, { status: 'ready' }));
+      } catch {
+        endResponse(json(503, { status: 'unavailable', reason: 'database' }));
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import type { Plugin } from 'graphql-yoga';
+import type { MongoClient } from 'mongodb';
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
+  plugin: Plugin;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** One registry per app instance, so several apps (tests) in one process never collide. */
+export function createMetrics(client: MongoClient): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by route (REST route template, /graphql, …), method and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  const dbDuration = new Histogram({
+    name: 'mongodb_command_duration_seconds',
+    help: 'Database round trips by command name and outcome.',
+    labelNames: ['command', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  client.on('commandSucceeded', (event) =>
+    dbDuration.observe({ command: event.commandName, outcome: 'ok' }, event.duration / 1000),
+  );
+  client.on('commandFailed', (event) =>
+    dbDuration.observe({ command: event.commandName, outcome: 'error' }, event.duration / 1000),
+  );
+
+  const plugin = usePrometheus({
+    registry,
+    endpoint: '/metrics',
+    metrics: {
+      graphql_envelop_request_duration: true,
+      graphql_envelop_phase_parse: true,
+      graphql_envelop_phase_validate: true,
+      graphql_envelop_phase_execute: true,
+      graphql_envelop_error_result: true,
+      graphql_yoga_http_duration: false,
+      graphql_envelop_request_time_summary: false,
+      graphql_envelop_phase_context: false,
+      graphql_envelop_phase_subscribe: false,
+      graphql_envelop_deprecated_field: false,
+      graphql_envelop_schema_change: false,
+    },
+  });
+
+  return { registry, httpDuration, plugin };
+}
