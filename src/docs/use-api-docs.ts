@@ -1,0 +1,190 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Plugin } from 'graphql-yoga';
+import { createOpenApiDocument } from './openapi';
+
+export interface ApiDocsOptions {
+  /**
+   * Public base URL of the service (no `/api/v1` suffix). Written into the document's `servers`
+   * and allowed as a `connect-src` of the docs page, so "Try it out" can reach it.
+   * Default: none; the document has no `servers` and the page talks to its own origin only.
+   */
+  serverUrl?: string;
+}
+
+/** The machine-readable document. Part of the /api/v1 surface, so it answers JSON like the rest. */
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+/** The human-readable page; `/docs/` answers the same. */
+export const DOCS_PATH = '/docs';
+/** Static files of the page: swagger-ui-dist's, plus the page's own start script. */
+export const DOCS_ASSETS_PREFIX = '/docs/assets/';
+
+const ALLOWED_METHODS = 'GET, HEAD';
+
+interface StaticFile {
+  body: Uint8Array<ArrayBuffer>;
+  contentType: string;
+  etag: string;
+  cacheControl: string;
+}
+
+function staticFile(body: Uint8Array<ArrayBuffer>, contentType: string, cacheControl: string): StaticFile {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return { body, contentType, etag, cacheControl };
+}
+
+/** swagger-ui-dist's documented `absolutePath()`, loaded without evaluating its browser bundle. */
+function swaggerUiDistDir(): string {
+  const require = createRequire(import.meta.url);
+  const absolutePath = require('swagger-ui-dist/absolute-path.js') as () => string;
+  return absolutePath();
+}
+
+/** Starts Swagger UI on the page's root element; a file of its own so CSP can forbid inline script. */
+const INIT_SCRIPT = `'use strict';
+(function () {
+  var root = document.getElementById('swagger-ui');
+  window.ui = SwaggerUIBundle({
+    url: root.getAttribute('data-spec-url'),
+    domNode: root,
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+    validatorUrl: null,
+    defaultModelsExpandDepth: 1,
+    displayOperationId: true,
+  });
+})();
+`;
+
+const HTML_PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Storefront API</title>
+    <link rel="stylesheet" href="${DOCS_ASSETS_PREFIX}index.css">
+    <link rel="stylesheet" href="${DOCS_ASSETS_PREFIX}swagger-ui.css">
+    <link rel="icon" type="image/png" sizes="32x32" href="${DOCS_ASSETS_PREFIX}favicon-32x32.png">
+    <link rel="icon" type="image/png" sizes="16x16" href="${DOCS_ASSETS_PREFIX}favicon-16x16.png">
+  </head>
+  <body>
+    <noscript><p>This page needs JavaScript. The document itself is at <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>.</p></noscript>
+    <div id="swagger-ui" data-spec-url="${OPENAPI_PATH}"></div>
+    <script src="${DOCS_ASSETS_PREFIX}swagger-ui-bundle.js"></script>
+    <script src="${DOCS_ASSETS_PREFIX}docs-init.js"></script>
+  </body>
+</html>
+`;
+
+/**
+ * Content-Security-Policy of the page: everything from this origin only. Swagger UI sets inline
+ * `style` attributes from script (allowed by CSSOM), and its CSS uses `data:` SVG icons.
+ */
+function contentSecurityPolicy(serverUrl: string | undefined): string {
+  const connect = ["'self'"];
+  if (serverUrl) connect.push(new URL(serverUrl).origin);
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    `connect-src ${connect.join(' ')}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * Serves the OpenAPI document of /api/v1 and a Swagger UI page for it, with every asset from this
+ * server (no CDN):
+ * - `GET|HEAD /api/v1/openapi.json`: the document, `application/json; charset=utf-8`;
+ * - `GET|HEAD /docs`: the HTML page; `GET|HEAD /docs/assets/<file>`: its scripts, styles and icons;
+ * - any other method on those paths: 405 with `Allow: GET, HEAD`.
+ * Put it before the REST adapter in Yoga's plugin list, since it answers a path under /api/v1.
+ */
+export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
+  const { serverUrl } = options;
+
+  const noCache = 'no-cache';
+  const dayLong = 'public, max-age=86400';
+  const encoder = new TextEncoder();
+  const spec = staticFile(
+    encoder.encode(`${JSON.stringify(createOpenApiDocument({ serverUrl }), null, 2)}\n`),
+    'application/json; charset=utf-8',
+    noCache,
+  );
+  const page = staticFile(encoder.encode(HTML_PAGE), 'text/html; charset=utf-8', noCache);
+
+  const distDir = swaggerUiDistDir();
+  const fromDist = (name: string, contentType: string) =>
+    staticFile(new Uint8Array(readFileSync(path.join(distDir, name))), contentType, dayLong);
+  const assets = new Map<string, StaticFile>([
+    ['swagger-ui.css', fromDist('swagger-ui.css', 'text/css; charset=utf-8')],
+    ['index.css', fromDist('index.css', 'text/css; charset=utf-8')],
+    ['swagger-ui-bundle.js', fromDist('swagger-ui-bundle.js', 'text/javascript; charset=utf-8')],
+    ['favicon-32x32.png', fromDist('favicon-32x32.png', 'image/png')],
+    ['favicon-16x16.png', fromDist('favicon-16x16.png', 'image/png')],
+    ['docs-init.js', staticFile(encoder.encode(INIT_SCRIPT), 'text/javascript; charset=utf-8', noCache)],
+  ]);
+
+  const securityHeaders = {
+    'Content-Security-Policy': contentSecurityPolicy(serverUrl),
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+  };
+
+  function route(pathname: string): StaticFile | 'not-found' | undefined {
+    if (pathname === OPENAPI_PATH) return spec;
+    if (pathname === DOCS_PATH || pathname === `${DOCS_PATH}/`) return page;
+    if (pathname.startsWith(DOCS_ASSETS_PREFIX)) {
+      return assets.get(pathname.slice(DOCS_ASSETS_PREFIX.length)) ?? 'not-found';
+    }
+    return undefined;
+  }
+
+  return {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      const file = route(url.pathname);
+      if (file === undefined) return;
+
+      const json = (status: number, message: string, headers: Record<string, string> = {}) =>
+        new fetchAPI.Response(JSON.stringify({ message }), {
+          status,
+          headers: { ...securityHeaders, ...headers, 'Content-Type': 'application/json; charset=utf-8' },
+        });
+
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        endResponse(json(405, 'Method Not Allowed.', { Allow: ALLOWED_METHODS }));
+        return;
+      }
+      if (file === 'not-found') {
+        endResponse(json(404, 'Not Found.'));
+        return;
+      }
+
+      const headers = {
+        ...securityHeaders,
+        'Content-Type': file.contentType,
+        'Cache-Control': file.cacheControl,
+        ETag: file.etag,
+      };
+      const ifNoneMatch = request.headers.get('if-none-match');
+      if (ifNoneMatch && ifNoneMatch.split(/\s*,\s*/).some((tag) => tag === file.etag || tag === '*')) {
+        endResponse(new fetchAPI.Response(null, { status: 304, headers }));
+        return;
+      }
+      endResponse(
+        new fetchAPI.Response(request.method === 'HEAD' ? null : file.body, {
+          status: 200,
+          headers: { ...headers, 'Content-Length': String(file.body.byteLength) },
+        }),
+      );
+    },
+  };
+}
