@@ -192,7 +192,7 @@ const schemas: Record<string, Schema> = {
       pattern: '^[0-9A-HJKMNP-TV-Z]{26}$',
       description:
         'Identifier used in the path of the order endpoint (canonical upper-case Crockford base32).',
-      examples: ['01JQ8Z6V4T3N2M1K0H9G8F7E6D'],
+      examples: ['01KE78KGFSQ4ZC7N2XW8RTB3MD'],
     },
     order_number: { type: 'string', description: 'Human-readable order number.' },
     fulfillment_status: {
@@ -427,7 +427,8 @@ const paths: Record<string, PathItem> = {
             'The `ulid` field of the order, matched case-insensitively. A segment that is not a ' +
             'valid ULID answers 404.',
           schema: { type: 'string' },
-          example: '01JQ8Z6V4T3N2M1K0H9G8F7E6D',
+          // An order of the sample fixtures, so "Try it out" and the fuzzer's examples find one.
+          example: '01KE78KGFSQ4ZC7N2XW8RTB3MD',
         },
       ],
       responses: {
