@@ -1,4 +1,5 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import type { GraphQLError, ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -11,18 +12,26 @@ export const GRAPHQL_LIMITS = {
   maxAliases: 20,
   maxDirectives: 10,
   maxTokens: 2_000,
-  maxCost: 5_000,
+  /** armor's cost: objects 2, scalars 1, ×1.5 per level, × first/last. A full 100-product page costs ≈ 19,000. */
+  maxCost: 30_000,
   /** Operations per batched HTTP request. */
   maxBatch: 10,
 } as const;
 
+// Report a rejection as a validation error instead of throwing, which graphql-js would turn into
+// an opaque "Validation aborted.".
+const report = {
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)],
+};
+
 export function useGraphqlLimits(options: { hideFieldSuggestions: boolean }): Plugin {
   return EnvelopArmorPlugin({
-    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true },
-    maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
-    maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
+    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: false, ...report },
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...report },
+    maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...report },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
-    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true },
+    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, ...report },
     blockFieldSuggestion: { enabled: options.hideFieldSuggestions },
   }) as Plugin;
 }

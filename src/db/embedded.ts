@@ -25,6 +25,8 @@ export interface EmbeddedDatabase {
 export interface EmbeddedOptions {
   dataDir: string;
   startTimeoutMs?: number;
+  /** A fixed loopback port (e.g. to restart on the same address); default: a free one. */
+  port?: number;
   log?: (line: string) => void;
 }
 
@@ -137,7 +139,7 @@ export async function startEmbeddedDatabase(options: EmbeddedOptions): Promise<E
 
   let lastError: unknown;
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freeLoopbackPort();
+    const port = options.port ?? (await freeLoopbackPort());
     const child = await launch(binary, dataDir, port);
     const uri = `mongodb://127.0.0.1:${port}/`;
     const onProcessExit = () => killGroup(child, 'SIGTERM');

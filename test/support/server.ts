@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/logger';
+import { createLogger, type Logger } from '../../src/logger';
 import { startServer, type RunningServer } from '../../src/server';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from './database';
@@ -29,7 +29,7 @@ export interface GraphQLReply {
 
 /** The real server on a free port, over a fresh database (with the fixtures unless told otherwise). */
 export async function startTestServer(
-  options: { fixtures?: boolean; env?: Record<string, string> } = {},
+  options: { fixtures?: boolean; env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<TestServer> {
   const testDb = await openTestDatabase('server');
   if (options.fixtures ?? true) await loadFixtures(testDb.db);
@@ -44,7 +44,7 @@ export async function startTestServer(
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const server = await startServer({ config, logger: createLogger(config.logLevel) });
+  const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel) });
   return {
     ...server,
     testDb,
