@@ -1,0 +1,205 @@
+import type { Db, MongoServerError } from 'mongodb';
+import type { OrderDoc, ProductDoc } from '../src/db/documents';
+import { ensureIndexes } from '../src/db/mongo';
+import { createOrderRepository } from '../src/db/order-repository';
+import { createProductRepository } from '../src/db/product-repository';
+import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from './fixtures';
+import { DEFAULT_BATCH_SIZE, generateOrders, generateProducts } from './generator';
+
+export interface LoadCounts {
+  products: number;
+  orders: number;
+}
+
+/** The driver adds `_id` to the documents it inserts: never let it touch the exported fixtures. */
+function fixtureCopies(): { products: ProductDoc[]; orders: OrderDoc[] } {
+  return { products: structuredClone(FIXTURE_PRODUCTS), orders: structuredClone(FIXTURE_ORDERS) };
+}
+
+/**
+ * Empties both collections by dropping them and re-creating their indexes. Not the
+ * repositories' deleteAll(): FerretDB 1.24 on SQLite fails deleteMany({}) once a collection
+ * holds more than about 32,000 documents ("SQL logic error: too many SQL variables").
+ */
+export async function emptyCollections(db: Db): Promise<void> {
+  await db.collection('products').drop();
+  await db.collection('orders').drop();
+  await ensureIndexes(db);
+}
+
+/** Replaces the contents of both collections with the fixtures. */
+export async function loadFixtures(db: Db): Promise<LoadCounts> {
+  const products = createProductRepository(db);
+  const orders = createOrderRepository(db);
+  const copies = fixtureCopies();
+  await emptyCollections(db);
+  await products.insertMany(copies.products);
+  await orders.insertMany(copies.orders);
+  return { products: copies.products.length, orders: copies.orders.length };
+}
+
+async function isEmpty(db: Db, collection: string): Promise<boolean> {
+  return (await db.collection(collection).findOne({}, { projection: { _id: 1 } })) === null;
+}
+
+function isDuplicateKey(error: unknown): boolean {
+  const code = (error as MongoServerError | undefined)?.code;
+  return code === 11000 || /E11000|duplicate key/i.test(String((error as Error | undefined)?.message));
+}
+
+/**
+ * Loads the fixtures when both collections are empty; otherwise leaves the data alone.
+ * Returns whether it loaded. Call it after ensureIndexes: when two processes race on an empty
+ * database, the unique indexes let one of them win and the other reports `false`.
+ */
+export async function seedFixturesIfEmpty(db: Db): Promise<boolean> {
+  if (!(await isEmpty(db, 'products')) || !(await isEmpty(db, 'orders'))) return false;
+  const copies = fixtureCopies();
+  try {
+    await createProductRepository(db).insertMany(copies.products);
+    await createOrderRepository(db).insertMany(copies.orders);
+  } catch (error) {
+    if (isDuplicateKey(error)) return false;
+    throw error;
+  }
+  return true;
+}
+
+export interface LoadProgress {
+  phase: 'products' | 'orders';
+  /** Documents of this phase inserted so far. */
+  done: number;
+  total: number;
+  /** Documents of both phases inserted so far, out of `products + orders`. */
+  overallDone: number;
+  overallTotal: number;
+}
+
+export interface LoadGeneratedOptions {
+  seed: number;
+  products: number;
+  orders: number;
+  /**
+   * Default (false): empty both collections and load the generated data alone, ids from 1.
+   * True: load the fixtures first and add the generated data after them, with ids above the
+   * fixtures' (orders then refer to the generated products only).
+   */
+  withFixtures?: boolean;
+  /** Documents per insertMany (at most 5000; default 2000). */
+  batchSize?: number;
+  /** Size of the generated customer pool (default 1000). */
+  customers?: number;
+  onProgress?: (progress: LoadProgress) => void;
+}
+
+export interface LoadGeneratedResult extends LoadCounts {
+  /** Fixture documents loaded before the generated ones (withFixtures). */
+  fixtures: LoadCounts;
+  /** Time spent generating and inserting (emptying the collections or loading fixtures excluded). */
+  elapsedMs: number;
+  /** Generated documents (products + orders) generated and inserted per second. */
+  docsPerSecond: number;
+}
+
+/** Inserts in flight at once: generation of the next batch overlaps the database's work. */
+const INSERTS_IN_FLIGHT = 2;
+
+async function insertBatches<T>(
+  batches: Iterable<T[]>,
+  insert: (docs: T[]) => Promise<void>,
+  onInserted: (count: number) => void,
+): Promise<number> {
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown;
+  let inserted = 0;
+  for (const batch of batches) {
+    if (failure !== undefined) break;
+    const task: Promise<void> = insert(batch).then(
+      () => {
+        inserted += batch.length;
+        onInserted(batch.length);
+      },
+      (error: unknown) => {
+        failure ??= error;
+      },
+    );
+    const tracked = task.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+    if (inFlight.size >= INSERTS_IN_FLIGHT) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure;
+  return inserted;
+}
+
+function maxId(docs: readonly { id: number }[]): number {
+  return docs.reduce((max, doc) => Math.max(max, doc.id), 0);
+}
+
+/** Generates `products` and `orders` from `seed` and inserts them in batches. */
+export async function loadGenerated(db: Db, options: LoadGeneratedOptions): Promise<LoadGeneratedResult> {
+  const { seed, withFixtures = false, batchSize = DEFAULT_BATCH_SIZE, onProgress } = options;
+  const productRepository = createProductRepository(db);
+  const orderRepository = createOrderRepository(db);
+  let fixtures: LoadCounts = { products: 0, orders: 0 };
+  let productStart = 1;
+  let orderStart = 1;
+  let itemStart = 1;
+  if (withFixtures) {
+    fixtures = await loadFixtures(db);
+    productStart = maxId(FIXTURE_PRODUCTS) + 1;
+    orderStart = maxId(FIXTURE_ORDERS) + 1;
+    itemStart = maxId(FIXTURE_ORDERS.flatMap((order) => order.items)) + 1;
+  } else {
+    await emptyCollections(db);
+  }
+
+  const started = performance.now();
+  const overallTotal = options.products + options.orders;
+  let overallDone = 0;
+  let productsDone = 0;
+  const products = await insertBatches(
+    generateProducts({ seed, count: options.products, startId: productStart, batchSize }),
+    (docs) => productRepository.insertMany(docs),
+    (count) => {
+      productsDone += count;
+      overallDone += count;
+      onProgress?.({
+        phase: 'products',
+        done: productsDone,
+        total: options.products,
+        overallDone,
+        overallTotal,
+      });
+    },
+  );
+
+  let ordersDone = 0;
+  const orders = await insertBatches(
+    generateOrders({
+      seed,
+      count: options.orders,
+      startId: orderStart,
+      startItemId: itemStart,
+      // Items are taken from the products just generated (1000 would-be products when there are none).
+      products: { startId: productStart, count: options.products > 0 ? options.products : 1000 },
+      customers: options.customers,
+      batchSize,
+    }),
+    (docs) => orderRepository.insertMany(docs),
+    (count) => {
+      ordersDone += count;
+      overallDone += count;
+      onProgress?.({ phase: 'orders', done: ordersDone, total: options.orders, overallDone, overallTotal });
+    },
+  );
+
+  const elapsedMs = performance.now() - started;
+  return {
+    products,
+    orders,
+    fixtures,
+    elapsedMs,
+    docsPerSecond: elapsedMs > 0 ? ((products + orders) * 1000) / elapsedMs : 0,
+  };
+}

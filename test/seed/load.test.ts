@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OrderDoc, ProductDoc } from '../../src/db/documents';
+import { createOrderRepository } from '../../src/db/order-repository';
+import { createProductRepository } from '../../src/db/product-repository';
+import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
+import { generateProduct } from '../../seed/generator';
+import { loadFixtures, loadGenerated, seedFixturesIfEmpty, type LoadProgress } from '../../seed/load';
+import { openTestDatabase, type TestDatabase } from '../support/database';
+
+let tdb: TestDatabase;
+
+beforeAll(async () => {
+  tdb = await openTestDatabase('seed');
+});
+
+afterAll(async () => {
+  await tdb?.close();
+});
+
+const productsOf = () => tdb.db.collection<ProductDoc>('products');
+const ordersOf = () => tdb.db.collection<OrderDoc>('orders');
+
+async function counts() {
+  return {
+    products: await productsOf().countDocuments({}),
+    orders: await ordersOf().countDocuments({}),
+  };
+}
+
+// One database for the file, so the tests run in order and each sets up the state it needs.
+describe('seed loading', () => {
+  it('seedFixturesIfEmpty loads the fixtures into an empty database, then does nothing', async () => {
+    expect(await counts()).toEqual({ products: 0, orders: 0 });
+    expect(await seedFixturesIfEmpty(tdb.db)).toBe(true);
+    expect(await counts()).toEqual({ products: FIXTURE_PRODUCTS.length, orders: FIXTURE_ORDERS.length });
+
+    await productsOf().deleteOne({ id: 1 });
+    expect(await seedFixturesIfEmpty(tdb.db)).toBe(false);
+    expect(await counts()).toEqual({ products: FIXTURE_PRODUCTS.length - 1, orders: FIXTURE_ORDERS.length });
+  });
+
+  it('seedFixturesIfEmpty leaves a database alone when only one collection is empty', async () => {
+    await productsOf().deleteMany({});
+    expect(await seedFixturesIfEmpty(tdb.db)).toBe(false);
+    expect(await counts()).toEqual({ products: 0, orders: FIXTURE_ORDERS.length });
+  });
+
+  it('loadFixtures replaces both collections with the fixtures, without touching the exports', async () => {
+    await productsOf().insertOne(generateProduct(1, 999));
+    expect(await loadFixtures(tdb.db)).toEqual({
+      products: FIXTURE_PRODUCTS.length,
+      orders: FIXTURE_ORDERS.length,
+    });
+    expect(await loadFixtures(tdb.db)).toEqual({
+      products: FIXTURE_PRODUCTS.length,
+      orders: FIXTURE_ORDERS.length,
+    });
+    expect(await counts()).toEqual({ products: FIXTURE_PRODUCTS.length, orders: FIXTURE_ORDERS.length });
+    // The collections are emptied by dropping them; their indexes must come back.
+    const indexes = (await productsOf().listIndexes().toArray()).map((index) => index.name);
+    expect(indexes).toEqual(expect.arrayContaining(['id_1', 'category_key_1_id_1', 'variant.id_1']));
+    await expect(productsOf().insertOne(structuredClone(FIXTURE_PRODUCTS[0]!))).rejects.toThrow(/duplicate/i);
+    expect(FIXTURE_PRODUCTS.some((product) => '_id' in product)).toBe(false);
+    expect(FIXTURE_ORDERS.some((order) => '_id' in order)).toBe(false);
+  });
+
+  it('stores the fixtures exactly: read back through the repositories', async () => {
+    const products = createProductRepository(tdb.db);
+    const orders = createOrderRepository(tdb.db);
+    const devforge = FIXTURE_PRODUCTS.find((product) => product.name.includes('C++'));
+    const [stored] = await products.findByIds([devforge!.id]);
+    expect(stored).toEqual(devforge);
+    expect(stored?.created_at).toBeInstanceOf(Date);
+
+    const first = FIXTURE_ORDERS[0]!;
+    expect(await orders.findByUlid(first.ulid)).toEqual(first);
+    expect(await orders.count()).toBe(FIXTURE_ORDERS.length);
+    const page = await products.findPage({ words: [] }, 0, 100);
+    expect(page.map((product) => product.id)).toEqual(FIXTURE_PRODUCTS.map((product) => product.id));
+    expect(await products.count({ words: ['C++'] })).toBe(1);
+    expect(await products.count({ words: ['café'] })).toBeGreaterThan(0);
+    expect(await products.count({ words: ['.*'] })).toBe(0);
+    expect(await products.count({ words: ['$where'] })).toBe(0);
+  });
+
+  it('loadGenerated replaces the data with generated documents in batches and reports progress', async () => {
+    const progress: LoadProgress[] = [];
+    const result = await loadGenerated(tdb.db, {
+      seed: 7,
+      products: 3000,
+      orders: 1200,
+      batchSize: 1000,
+      onProgress: (update) => progress.push(update),
+    });
+    expect(result).toMatchObject({ products: 3000, orders: 1200, fixtures: { products: 0, orders: 0 } });
+    expect(result.elapsedMs).toBeGreaterThan(0);
+    expect(result.docsPerSecond).toBeGreaterThan(0);
+    expect(await counts()).toEqual({ products: 3000, orders: 1200 });
+    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual(
+      generateProduct(7, 1234),
+    );
+    expect(await ordersOf().countDocuments({ customer_id: 'cus_alice' })).toBe(0);
+
+    expect(progress.length).toBe(5);
+    expect(progress.at(-1)).toMatchObject({
+      phase: 'orders',
+      done: 1200,
+      overallDone: 4200,
+      overallTotal: 4200,
+    });
+    const overall = progress.map((update) => update.overallDone);
+    expect(overall).toEqual([...overall].sort((a, b) => a - b));
+  });
+
+  it('loadGenerated withFixtures keeps the fixtures and continues the ids after them', async () => {
+    const result = await loadGenerated(tdb.db, { seed: 7, products: 500, orders: 200, withFixtures: true });
+    expect(result.fixtures).toEqual({ products: FIXTURE_PRODUCTS.length, orders: FIXTURE_ORDERS.length });
+    expect(await counts()).toEqual({
+      products: FIXTURE_PRODUCTS.length + 500,
+      orders: FIXTURE_ORDERS.length + 200,
+    });
+    const lastFixtureId = Math.max(...FIXTURE_PRODUCTS.map((product) => product.id));
+    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual(
+      generateProduct(7, lastFixtureId + 1),
+    );
+    const firstGenerated = await ordersOf().findOne({ id: FIXTURE_ORDERS.length + 1 });
+    const lastFixtureItem = Math.max(
+      ...FIXTURE_ORDERS.flatMap((order) => order.items.map((item) => item.id)),
+    );
+    expect(firstGenerated?.items[0]?.id).toBe(lastFixtureItem + 1);
+    expect(await ordersOf().countDocuments({ customer_id: 'cus_alice' })).toBeGreaterThan(0);
+  });
+});
