@@ -15,6 +15,7 @@ export interface RunningServer {
   url: string;
   port: number;
   app: App;
+  http: Server;
   database: Database;
   embedded?: EmbeddedDatabase;
   /** Stops accepting, lets in-flight requests finish (up to the deadline), then closes the database. */
@@ -97,7 +98,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
         await embedded?.stop();
       })());
 
-    return { url, port: address.port, app, database, embedded, close };
+    return { url, port: address.port, app, http: server, database, embedded, close };
   } catch (error) {
     await database?.close().catch(() => undefined);
     await embedded?.stop();
