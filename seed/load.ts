@@ -17,8 +17,8 @@ function fixtureCopies(): { products: ProductDoc[]; orders: OrderDoc[] } {
 }
 
 /**
- * Empties both collections by dropping them and re-creating their indexes. Not the
- * repositories' deleteAll(): FerretDB 1.24 on SQLite fails deleteMany({}) once a collection
+ * Empties both collections by dropping them and re-creating their indexes, not with
+ * deleteMany({}): FerretDB 1.24 on SQLite fails deleteMany({}) once a collection
  * holds more than about 32,000 documents ("SQL logic error: too many SQL variables").
  */
 export async function emptyCollections(db: Db): Promise<void> {

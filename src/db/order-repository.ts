@@ -28,9 +28,6 @@ export function createOrderRepository(db: Db) {
       if (docs.length > 0) await orders.insertMany(docs, { ordered: false });
     },
 
-    async deleteAll(): Promise<void> {
-      await orders.deleteMany({});
-    },
   };
 }
 

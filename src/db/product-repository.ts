@@ -73,6 +73,7 @@ export function createProductRepository(db: Db) {
         .find(filter, { projection: PROJECTION })
         .sort({ id: window.descending ? -1 : 1 })
         .limit(window.limit)
+        .batchSize(window.limit)
         .toArray();
     },
 
@@ -88,9 +89,6 @@ export function createProductRepository(db: Db) {
       if (docs.length > 0) await products.insertMany(docs, { ordered: false });
     },
 
-    async deleteAll(): Promise<void> {
-      await products.deleteMany({});
-    },
   };
 }
 
