@@ -1,4 +1,5 @@
 import type { PageNumbers } from '../catalog/product-query';
+import { lastValue } from './query-input';
 
 /** The parameters a page link keeps from the request; `page` is set per link. */
 const KEPT_PARAMETERS = ['search', 'category', 'term', 'per_page'];
@@ -16,18 +17,23 @@ export interface PageEnvelope<T> {
   };
 }
 
-/** Laravel's paginated resource shape, with absolute links on `baseUrl` + the request path. */
+/** Laravel's paginated resource shape, with absolute links on `baseUrl` + the route's path. */
 export function pageEnvelope<T>(
   items: T[],
   numbers: PageNumbers,
   baseUrl: string,
-  requestUrl: URL,
+  path: string,
+  query: URLSearchParams,
 ): PageEnvelope<T> {
-  const kept = [...requestUrl.searchParams].filter(([name]) => KEPT_PARAMETERS.includes(name));
+  // Like Laravel: one value per parameter (the last), blank ones dropped, in the request's order.
+  const kept = [...new Set(query.keys())]
+    .filter((name) => KEPT_PARAMETERS.includes(name))
+    .map((name) => [name, lastValue(query, name) ?? ''] as [string, string])
+    .filter(([, value]) => value.trim() !== '');
   const pageUrl = (page: number): string => {
-    const query = new URLSearchParams(kept);
-    query.set('page', String(page));
-    return `${baseUrl}${requestUrl.pathname}?${query}`;
+    const params = new URLSearchParams(kept);
+    params.set('page', String(page));
+    return `${baseUrl}${path}?${params}`;
   };
   const { currentPage, lastPage } = numbers;
   return {

@@ -25,7 +25,13 @@ export interface ProductSearchInput {
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
 
-const WHOLE_NUMBER = /^[+-]?\d+$/;
+/** PHP's FILTER_VALIDATE_INT, which Laravel's `integer` rule uses: no leading zeros. */
+const WHOLE_NUMBER = /^[+-]?(0|[1-9]\d*)$/;
+
+/** PHP keeps the last of repeated query parameters (`?page=1&page=2` is page 2); so do we. */
+export function lastValue(query: URLSearchParams, name: string): string | null {
+  return query.getAll(name).at(-1) ?? null;
+}
 
 /** Laravel's `integer` rule on a query value: absent or blank means "use the default". */
 function integerParam(
@@ -34,7 +40,7 @@ function integerParam(
   name: string,
   max: number,
 ): number | undefined {
-  const raw = normaliseText(query.get(name));
+  const raw = normaliseText(lastValue(query, name));
   if (raw === undefined) return undefined;
   const value = WHOLE_NUMBER.test(raw) ? Number(raw) : Number.NaN;
   checkBoundedInteger(errors, name, Number.isSafeInteger(value) ? value : Number.NaN, max);
@@ -53,8 +59,8 @@ function result<T>(errors: FieldErrors, value: T): Parsed<T> {
 
 export function parseProductList(query: URLSearchParams): Parsed<ProductListInput> {
   const errors: FieldErrors = {};
-  const search = normaliseText(query.get('search'));
-  const category = normaliseText(query.get('category'));
+  const search = normaliseText(lastValue(query, 'search'));
+  const category = normaliseText(lastValue(query, 'category'));
   checkTextLength(errors, 'search', search);
   const pages = pageParams(errors, query);
   return result(errors, { ...pages, ...(search ? { search } : {}), ...(category ? { category } : {}) });
@@ -62,7 +68,7 @@ export function parseProductList(query: URLSearchParams): Parsed<ProductListInpu
 
 export function parseProductSearch(query: URLSearchParams): Parsed<ProductSearchInput> {
   const errors: FieldErrors = {};
-  const term = normaliseText(query.get('term'));
+  const term = normaliseText(lastValue(query, 'term'));
   checkRequired(errors, 'term', term);
   checkTextLength(errors, 'term', term);
   const pages = pageParams(errors, query);

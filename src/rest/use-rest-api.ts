@@ -20,7 +20,8 @@ type Execute = (document: DocumentNode, variables: Record<string, unknown>) => P
 
 interface Route {
   match(path: string): Record<string, string> | null;
-  handle(params: Record<string, string>, url: URL, execute: Execute): Promise<Response>;
+  /** `path` is the matched route path (without a trailing slash). */
+  handle(params: Record<string, string>, url: URL, execute: Execute, path: string): Promise<Response>;
 }
 
 interface PageData extends PageNumbers {
@@ -44,26 +45,35 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     return response;
   };
 
-  const pageResponse = async (execute: Execute, document: DocumentNode, input: Parsed<object>, url: URL) => {
+  const pageResponse = async (
+    execute: Execute,
+    document: DocumentNode,
+    input: Parsed<object>,
+    url: URL,
+    path: string,
+  ) => {
     if (!input.ok) return validationResponse(input.errors);
     const result = await execute(document, input.value as Record<string, unknown>);
     const failure = firstError(result);
     if (failure) return failure;
     const page = (result.data as { page: PageData }).page;
     const numbers = pageNumbers(page.currentPage, page.perPage, page.total, page.items.length);
-    return jsonResponse(200, pageEnvelope(page.items, numbers, publicBaseUrl ?? url.origin, url));
+    return jsonResponse(
+      200,
+      pageEnvelope(page.items, numbers, publicBaseUrl ?? url.origin, path, url.searchParams),
+    );
   };
 
   const routes: Route[] = [
     {
       match: (path) => (path === `${PREFIX}/products` ? {} : null),
-      handle: (_params, url, execute) =>
-        pageResponse(execute, operations!.productList, parseProductList(url.searchParams), url),
+      handle: (_params, url, execute, path) =>
+        pageResponse(execute, operations!.productList, parseProductList(url.searchParams), url, path),
     },
     {
       match: (path) => (path === `${PREFIX}/products/search` ? {} : null),
-      handle: (_params, url, execute) =>
-        pageResponse(execute, operations!.productSearch, parseProductSearch(url.searchParams), url),
+      handle: (_params, url, execute, path) =>
+        pageResponse(execute, operations!.productSearch, parseProductSearch(url.searchParams), url, path),
     },
     {
       match: (path) => {
@@ -89,7 +99,8 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     },
     async onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return;
-      const path = url.pathname;
+      // Laravel's router ignores one trailing slash.
+      const path = url.pathname.length > PREFIX.length + 1 ? url.pathname.replace(/\/$/, '') : url.pathname;
       const matched = routes
         .map((route) => ({ route, params: route.match(path) }))
         .find((candidate) => candidate.params !== null);
@@ -115,7 +126,7 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       };
       let response: Response;
       try {
-        response = await matched.route.handle(matched.params ?? {}, url, execute);
+        response = await matched.route.handle(matched.params ?? {}, url, execute, path);
       } catch (error) {
         onUnexpectedError(error, request);
         response = messageResponse(500, 'Server Error.');
