@@ -69,6 +69,8 @@ export function createProductRepository(db: Db) {
       const filter: Filter<ProductDoc> = Object.keys(idRange).length
         ? { $and: [base, { id: idRange }] }
         : base;
+      // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
+      // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
         .find(filter, { projection: PROJECTION })
         .sort({ id: window.descending ? -1 : 1 })
@@ -88,7 +90,6 @@ export function createProductRepository(db: Db) {
     async insertMany(docs: ProductDoc[]): Promise<void> {
       if (docs.length > 0) await products.insertMany(docs, { ordered: false });
     },
-
   };
 }
 

@@ -1,3 +1,4 @@
+import { brandWithType, type OutputType, type SchemaTypes } from '@pothos/core';
 import { badUserInput } from '../errors';
 
 /**
@@ -25,4 +26,17 @@ export function decodeGlobalId(globalId: string): { typename: string; id: string
 /** The numeric database id of a decoded global ID (always a safe integer after decoding). */
 export function databaseIdOf(id: string | number): number {
   return Number(id);
+}
+
+/**
+ * Brands loaded node values with their type name as soon as they are loaded. Pothos brands a batch
+ * only after all of it settles, yet its request cache already hands the pending entries to another
+ * `node`/`nodes` field asking for the same ID, which could then meet an unbranded value and fail to
+ * resolve the Node interface. Error entries are left as they are.
+ */
+export function brandedNodes<T>(typename: string, values: T[]): T[] {
+  // The brand must be the type *name*: Pothos brands again with the name, and a brand is immutable.
+  const brand = typename as OutputType<SchemaTypes>;
+  for (const value of values) if (!(value instanceof Error)) brandWithType(value, brand);
+  return values;
 }

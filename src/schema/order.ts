@@ -3,7 +3,7 @@ import { canReadOrder, requireCustomer } from '../auth/order-access';
 import type { AppContext } from '../context';
 import { forbidden, orderNotFound, unauthenticated } from '../errors';
 import { builder } from './builder';
-import { databaseIdOf } from './global-id';
+import { brandedNodes, databaseIdOf } from './global-id';
 import { OrderMoney } from './money';
 import { canonicalUlid } from './ulid';
 
@@ -31,14 +31,19 @@ interface OrderItemParent {
 }
 
 /**
+ * A loaded entry that is an error. graphql-js reports an Error *value* at its own list index, so
+ * `nodes` nulls just that entry; a rejected promise would fail Pothos's Promise.all over the
+ * batch and null the whole list.
+ */
+function failedEntry<T>(error: Error): T {
+  return error as unknown as T;
+}
+
+/**
  * The one visibility rule for orders, used by `order`, `node` and `nodes` (and so by /api/v1):
  * authentication first, then ownership or the orders:read:all scope. Per-entry errors let
  * `nodes` report each ID on its own.
  */
-function rejected<T>(error: Error): Promise<T> {
-  return Promise.reject(error);
-}
-
 async function visibleOrders(
   ctx: AppContext,
   load: () => Promise<OrderDoc[]>,
@@ -57,17 +62,20 @@ builder.node(OrderItem, {
   loadMany: async (ids, ctx) => {
     const itemIds = ids.map(databaseIdOf);
     const { orders, denied, check } = await visibleOrders(ctx, () => ctx.orders.findByItemIds(itemIds));
-    if (denied) return ids.map(() => rejected<OrderItemParent>(denied));
+    if (denied) return ids.map(() => failedEntry<OrderItemParent>(denied));
     const parents = new Map<number, OrderItemParent | Error>();
     for (const order of orders) {
       const visible = check(order);
       for (const item of order.items)
         parents.set(item.id, visible instanceof Error ? visible : { item, order });
     }
-    return itemIds.map((id) => {
-      const entry = parents.get(id);
-      return entry instanceof Error ? rejected<OrderItemParent>(entry) : (entry ?? null);
-    });
+    return brandedNodes(
+      'OrderItem',
+      itemIds.map((id) => {
+        const entry = parents.get(id);
+        return entry instanceof Error ? failedEntry<OrderItemParent>(entry) : (entry ?? null);
+      }),
+    );
   },
   fields: (t) => ({
     databaseId: t.int({
@@ -97,12 +105,15 @@ builder.node(Order, {
   loadMany: async (ids, ctx) => {
     const orderIds = ids.map(databaseIdOf);
     const { orders, denied, check } = await visibleOrders(ctx, () => ctx.orders.findByIds(orderIds));
-    if (denied) return ids.map(() => rejected<OrderDoc>(denied));
+    if (denied) return ids.map(() => failedEntry<OrderDoc>(denied));
     const found = new Map(orders.map((order) => [order.id, check(order)]));
-    return orderIds.map((id) => {
-      const entry = found.get(id);
-      return entry instanceof Error ? rejected<OrderDoc>(entry) : (entry ?? null);
-    });
+    return brandedNodes(
+      'Order',
+      orderIds.map((id) => {
+        const entry = found.get(id);
+        return entry instanceof Error ? failedEntry<OrderDoc>(entry) : (entry ?? null);
+      }),
+    );
   },
   fields: (t) => ({
     databaseId: t.exposeInt('id', { description: 'Numeric identifier (`id` on /api/v1).' }),

@@ -19,7 +19,7 @@ import {
 import type { AppContext } from '../context';
 import { badUserInput, type FieldErrors } from '../errors';
 import { builder } from './builder';
-import { databaseIdOf } from './global-id';
+import { brandedNodes, databaseIdOf } from './global-id';
 import { ProductMoney } from './money';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorQuery } from './product-cursor';
 
@@ -33,10 +33,13 @@ builder.node(Variant, {
   description: 'The one purchasable variant of a product.',
   id: { resolve: (variant) => variant.id },
   loadMany: async (ids, ctx) =>
-    byId(
-      ids,
-      (await ctx.products.findByVariantIds(ids.map(databaseIdOf))).map((product) => product.variant),
-      (variant) => variant.id,
+    brandedNodes(
+      'Variant',
+      byId(
+        ids,
+        (await ctx.products.findByVariantIds(ids.map(databaseIdOf))).map((product) => product.variant),
+        (variant) => variant.id,
+      ),
     ),
   fields: (t) => ({
     databaseId: t.exposeInt('id', { description: 'Numeric identifier (`id` on /api/v1).' }),
@@ -55,7 +58,10 @@ builder.node(Product, {
   description: 'A digital good in the catalogue.',
   id: { resolve: (product) => product.id },
   loadMany: async (ids, ctx) =>
-    byId(ids, await ctx.products.findByIds(ids.map(databaseIdOf)), (product) => product.id),
+    brandedNodes(
+      'Product',
+      byId(ids, await ctx.products.findByIds(ids.map(databaseIdOf)), (product) => product.id),
+    ),
   fields: (t) => ({
     databaseId: t.exposeInt('id', { description: 'Numeric identifier (`id` on /api/v1).' }),
     name: t.exposeString('name'),
@@ -149,6 +155,10 @@ async function loadConnection(
       (errors[name] ??= []).push(`The ${name} argument must be between 0 and ${MAX_CONNECTION_SIZE}.`);
     }
   }
+  for (const name of ['after', 'before'] as const) {
+    // Pothos would read an empty cursor as "no cursor"; it is as invalid as any other garbage.
+    if (args[name] === '') errors[name] = [`The ${name} cursor is not valid.`];
+  }
   throwIfInvalid(errors);
   const fingerprint = queryFingerprint(query, criteria);
   const connection = await resolveCursorConnection(
@@ -166,7 +176,17 @@ async function loadConnection(
         descending: inverted,
       }),
   );
-  return { ...connection, totalCount: () => ctx.products.count(criteria) };
+  // An empty page has no cursors: null, as the connection spec says, never Pothos's ''.
+  const { pageInfo } = connection;
+  return {
+    ...connection,
+    pageInfo: {
+      ...pageInfo,
+      startCursor: pageInfo.startCursor || null,
+      endCursor: pageInfo.endCursor || null,
+    },
+    totalCount: () => ctx.products.count(criteria),
+  };
 }
 
 const ProductConnection = builder.connectionObject(
