@@ -1,4 +1,5 @@
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { createInMemoryCache, useResponseCache, type Cache } from '@envelop/response-cache';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
@@ -85,6 +86,20 @@ export function createApp(deps: AppDependencies): App {
       ...(deps.plugins ?? []),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
+      ...(config.responseCacheTtlMs > 0
+        ? [
+            // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables,
+            // so /api/v1, which executes pre-parsed documents, is cached as well as /graphql.
+            useResponseCache({
+              // Products are public and the same for everyone; orders are never cached.
+              session: () => null,
+              cache: countedCache(createInMemoryCache(), metrics),
+              ttl: config.responseCacheTtlMs,
+              ttlPerType: { Order: 0, OrderItem: 0 },
+              includeExtensionMetadata: false,
+            }),
+          ]
+        : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
         onUnexpectedError: (error, request) =>
@@ -93,4 +108,15 @@ export function createApp(deps: AppDependencies): App {
     ],
   });
   return Object.assign(yoga, { metrics });
+}
+
+function countedCache(cache: Cache, metrics: Metrics): Cache {
+  return {
+    ...cache,
+    async get(key) {
+      const result = await cache.get(key);
+      metrics.cacheLookups.inc({ result: result ? 'hit' : 'miss' });
+      return result;
+    },
+  };
 }

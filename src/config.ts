@@ -103,6 +103,12 @@ const envSchema = z.object({
     .min(0, 'must be between 0 and 600000')
     .max(600_000, 'must be between 0 and 600000')
     .default(10_000),
+  RESPONSE_CACHE_TTL_MS: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 86400000')
+    .max(86_400_000, 'must be between 0 and 86400000')
+    .default(10_000),
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
@@ -141,6 +147,8 @@ export interface Config {
   introspection: boolean;
   maxBodyBytes: number;
   shutdownDeadlineMs: number;
+  /** Lifetime of cached anonymous product results; 0 turns the cache off. */
+  responseCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -230,5 +238,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,
     shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
+    responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,
   });
 }

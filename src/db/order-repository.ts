@@ -27,7 +27,6 @@ export function createOrderRepository(db: Db) {
     async insertMany(docs: OrderDoc[]): Promise<void> {
       if (docs.length > 0) await orders.insertMany(docs, { ordered: false });
     },
-
   };
 }
 

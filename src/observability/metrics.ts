@@ -1,11 +1,12 @@
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import type { Plugin } from 'graphql-yoga';
 import type { MongoClient } from 'mongodb';
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
+  cacheLookups: Counter<'result'>;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
   plugin: Plugin;
 }
@@ -22,6 +23,13 @@ export function createMetrics(client: MongoClient): Metrics {
     help: 'HTTP requests by route (REST route template, /graphql, …), method and status.',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  const cacheLookups = new Counter({
+    name: 'response_cache_lookups_total',
+    help: 'Response cache lookups by result (hit or miss).',
+    labelNames: ['result'] as const,
     registers: [registry],
   });
 
@@ -57,5 +65,5 @@ export function createMetrics(client: MongoClient): Metrics {
     },
   });
 
-  return { registry, httpDuration, plugin };
+  return { registry, httpDuration, cacheLookups, plugin };
 }

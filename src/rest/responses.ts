@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FieldErrors } from '../errors';
 import { validationSummary } from '../errors';
 
@@ -35,4 +36,14 @@ export function errorCodeResponse(code: unknown, message: string, errors: unknow
     default:
       return messageResponse(500, 'Server Error.');
   }
+}
+
+/** A public 200 with a strong ETag; 304 without a body when the client already holds it. */
+export function conditionalJsonResponse(body: string, ifNoneMatch: string | null): Response {
+  const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+  const matches = ifNoneMatch
+    ?.split(',')
+    .some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');
+  if (matches) return new Response(null, { status: 304, headers: { etag } });
+  return new Response(body, { status: 200, headers: { 'content-type': JSON_CONTENT_TYPE, etag } });
 }

@@ -4,7 +4,13 @@ import { pageNumbers, type PageNumbers } from '../catalog/product-query';
 import { prepareRestOperations, type RestOperations } from './operations';
 import { pageEnvelope } from './pagination';
 import { parseProductList, parseProductSearch, type Parsed } from './query-input';
-import { errorCodeResponse, jsonResponse, messageResponse, validationResponse } from './responses';
+import {
+  conditionalJsonResponse,
+  errorCodeResponse,
+  jsonResponse,
+  messageResponse,
+  validationResponse,
+} from './responses';
 
 export interface RestApiOptions {
   /** Absolute base of pagination links; default: the request's origin. */
@@ -21,7 +27,13 @@ type Execute = (document: DocumentNode, variables: Record<string, unknown>) => P
 interface Route {
   match(path: string): Record<string, string> | null;
   /** `path` is the matched route path (without a trailing slash). */
-  handle(params: Record<string, string>, url: URL, execute: Execute, path: string): Promise<Response>;
+  handle(
+    params: Record<string, string>,
+    url: URL,
+    execute: Execute,
+    path: string,
+    request: Request,
+  ): Promise<Response>;
 }
 
 interface PageData extends PageNumbers {
@@ -51,6 +63,7 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     input: Parsed<object>,
     url: URL,
     path: string,
+    ifNoneMatch: string | null,
   ) => {
     if (!input.ok) return validationResponse(input.errors);
     const result = await execute(document, input.value as Record<string, unknown>);
@@ -58,22 +71,36 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     if (failure) return failure;
     const page = (result.data as { page: PageData }).page;
     const numbers = pageNumbers(page.currentPage, page.perPage, page.total, page.items.length);
-    return jsonResponse(
-      200,
+    const body = JSON.stringify(
       pageEnvelope(page.items, numbers, publicBaseUrl ?? url.origin, path, url.searchParams),
     );
+    return conditionalJsonResponse(body, ifNoneMatch);
   };
 
   const routes: Route[] = [
     {
       match: (path) => (path === `${PREFIX}/products` ? {} : null),
-      handle: (_params, url, execute, path) =>
-        pageResponse(execute, operations!.productList, parseProductList(url.searchParams), url, path),
+      handle: (_params, url, execute, path, request) =>
+        pageResponse(
+          execute,
+          operations!.productList,
+          parseProductList(url.searchParams),
+          url,
+          path,
+          request.headers.get('if-none-match'),
+        ),
     },
     {
       match: (path) => (path === `${PREFIX}/products/search` ? {} : null),
-      handle: (_params, url, execute, path) =>
-        pageResponse(execute, operations!.productSearch, parseProductSearch(url.searchParams), url, path),
+      handle: (_params, url, execute, path, request) =>
+        pageResponse(
+          execute,
+          operations!.productSearch,
+          parseProductSearch(url.searchParams),
+          url,
+          path,
+          request.headers.get('if-none-match'),
+        ),
     },
     {
       match: (path) => {
@@ -85,9 +112,11 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
         const failure = firstError(result);
         if (failure) return failure;
         const order = (result.data as { order: Record<string, unknown> }).order;
-        order.fulfillment_status = String(order.fulfillment_status).toLowerCase();
-        order.payment_status = String(order.payment_status).toLowerCase();
-        return jsonResponse(200, order);
+        return jsonResponse(200, {
+          ...order,
+          fulfillment_status: String(order.fulfillment_status).toLowerCase(),
+          payment_status: String(order.payment_status).toLowerCase(),
+        });
       },
     },
   ];
@@ -126,7 +155,7 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       };
       let response: Response;
       try {
-        response = await matched.route.handle(matched.params ?? {}, url, execute, path);
+        response = await matched.route.handle(matched.params ?? {}, url, execute, path, request);
       } catch (error) {
         onUnexpectedError(error, request);
         response = messageResponse(500, 'Server Error.');

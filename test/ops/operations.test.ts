@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
@@ -99,18 +100,21 @@ describe('limits', () => {
       createdAt updatedAt variant { name price { amount currency formatted decimal localizedDecimal }
       faceValue { amount currency formatted decimal localizedDecimal } } } } }`;
     expect((await server.graphql(`{ ${fullPage} }`)).body.errors).toBeUndefined();
-    const costly = await server.graphql(`{ a: ${fullPage} b: ${fullPage} }`);
-    expect(costly.body.errors?.[0]?.message).toMatch(/cost limit of 30000 exceeded/i);
+    const pages = Array.from({ length: 20 }, (_, index) => `p${index}: ${fullPage}`).join(' ');
+    const costly = await server.graphql(`{ ${pages} }`);
+    expect(costly.body.errors?.[0]?.message).toMatch(/cost limit of 150000 exceeded/i);
 
     const directives = await server.graphql(`{ productPage { total ${'@include(if: true) '.repeat(11)} } }`);
     expect(directives.body.errors?.[0]?.message).toMatch(/directive/i);
   });
 
-  it('rejects a query deeper than 10 levels', async () => {
-    // Introspection types nest freely, which makes a deep document without a recursive schema.
-    const deep = `{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } }`;
+  it("rejects a query deeper than 24 levels, but not GraphiQL's introspection", async () => {
+    // Only introspection types nest freely in this schema, so they make the deep document.
+    const deep = `{ __schema { types { fields { type ${'{ ofType '.repeat(22)}{ name }${' }'.repeat(22)} } } } }`;
     const reply = await server.graphql(deep);
     expect(reply.body.errors?.[0]?.message).toMatch(/depth/i);
+    const graphiql = await server.graphql(getIntrospectionQuery());
+    expect(graphiql.body.errors).toBeUndefined();
   });
 
   it('bounds batched requests', async () => {

@@ -42,6 +42,8 @@ export async function startTestServer(
     JWT_SECRET: TEST_JWT_SECRET,
     SEED_FIXTURES: 'false',
     LOG_LEVEL: 'silent',
+    // Tests change data under a running server; the cache has its own tests.
+    RESPONSE_CACHE_TTL_MS: '0',
     ...options.env,
   });
   const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel) });

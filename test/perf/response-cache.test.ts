@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
+
+let server: TestServer;
+let finds = 0;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { RESPONSE_CACHE_TTL_MS: '400', LOG_LEVEL: 'error' } });
+  server.database.client.on('commandStarted', (event) => {
+    if (event.commandName === 'find' && event.databaseName === server.testDb.dbName) finds++;
+  });
+});
+afterAll(() => server.stop());
+
+async function findsDuring(work: () => Promise<unknown>): Promise<number> {
+  const before = finds;
+  await work();
+  return finds - before;
+}
+
+describe('response cache and conditional requests', () => {
+  it('answers a repeated anonymous product read from the cache until the TTL passes', async () => {
+    const path = '/api/v1/products?per_page=3&category=software';
+    const first = await server.request(path);
+    const body = await first.text();
+    expect(await findsDuring(() => server.request(path).then((response) => response.text()))).toBe(0);
+    // With a token the product read is still public and shared.
+    const token = await mintToken({ sub: 'cus_alice' });
+    const withToken = await server.request(path, { headers: bearer(token) });
+    expect(await withToken.text()).toBe(body);
+
+    await server.testDb.db.collection('products').updateOne({ id: 11 }, { $set: { name: 'Renamed' } });
+    expect(await (await server.request(path)).text()).toBe(body);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await (await server.request(path)).text()).toContain('Renamed');
+    await server.testDb.db
+      .collection('products')
+      .updateOne({ id: 11 }, { $set: { name: 'DevForge C++ Studio License' } });
+  });
+
+  it('sends an ETag and answers 304 to If-None-Match', async () => {
+    const path = '/api/v1/products/search?term=soundwave';
+    const first = await server.request(path);
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    const again = await server.request(path, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    const weak = await server.request(path, { headers: { 'if-none-match': `"other", W/${etag}` } });
+    expect(weak.status).toBe(304);
+    const stale = await server.request(path, { headers: { 'if-none-match': '"something-else"' } });
+    expect(stale.status).toBe(200);
+  });
+
+  it('never caches orders', async () => {
+    const path = '/api/v1/orders/01KE78KGFSQ4ZC7N2XW8RTB3MD';
+    const alice = bearer(await mintToken({ sub: 'cus_alice' }));
+    expect((await server.request(path, { headers: alice })).status).toBe(200);
+    expect(await findsDuring(() => server.request(path, { headers: alice }))).toBe(1);
+    const bob = bearer(await mintToken({ sub: 'cus_bob' }));
+    expect((await server.request(path, { headers: bob })).status).toBe(403);
+    expect((await server.request(path)).status).toBe(401);
+  });
+
+  it('caches GraphQL product queries too', async () => {
+    const query = '{ productPage(perPage: 2, search: "gift") { total items { name } } }';
+    const first = await server.graphql(query);
+    expect(first.body.errors).toBeUndefined();
+    expect(await findsDuring(() => server.graphql(query))).toBe(0);
+    const metrics = await (await server.request('/metrics')).text();
+    expect(Number(/response_cache_lookups_total\{result="hit"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(
+      0,
+    );
+    expect(Number(/response_cache_lookups_total\{result="miss"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(
+      0,
+    );
+  });
+});
