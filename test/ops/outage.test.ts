@@ -44,6 +44,7 @@ describe('database outage', () => {
       MONGODB_URI: database.uri,
       MONGODB_DB: 'outage',
       MONGODB_TIMEOUT_MS: '1000',
+      RESPONSE_CACHE_TTL_MS: '0',
       JWT_SECRET: TEST_JWT_SECRET,
       SEED_FIXTURES: 'false',
       LOG_LEVEL: 'silent',
