@@ -97,6 +97,8 @@ export function createApp(deps: AppDependencies): App {
               ttl: config.responseCacheTtlMs,
               ttlPerType: { Order: 0, OrderItem: 0 },
               includeExtensionMetadata: false,
+              // The default also says so on the console for every 401/403/422.
+              shouldCacheResult: ({ result }) => !result.errors?.length,
             }),
           ]
         : []),

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadGenerated } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
+import { listeningUrl, spawnServer } from '../support/processes';
 import { bearer, mintToken, startTestServer, TEST_JWT_SECRET } from '../support/server';
 
 describe('graceful shutdown', () => {
@@ -44,30 +45,20 @@ describe('scaling out', () => {
   });
 
   function startProcess(): Promise<string> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        PORT: '0',
-        MONGODB_URI: testDb.uri,
-        MONGODB_DB: testDb.dbName,
-        MONGODB_READ_PREFERENCE: 'primaryPreferred',
-        MONGODB_MAX_POOL_SIZE: '5',
-        JWT_SECRET: TEST_JWT_SECRET,
-        SEED_FIXTURES: 'true',
-        LOG_LEVEL: 'info',
-      },
+    const child = spawnServer({
+      ...process.env,
+      NODE_ENV: 'test',
+      PORT: '0',
+      MONGODB_URI: testDb.uri,
+      MONGODB_DB: testDb.dbName,
+      MONGODB_READ_PREFERENCE: 'primaryPreferred',
+      MONGODB_MAX_POOL_SIZE: '5',
+      JWT_SECRET: TEST_JWT_SECRET,
+      SEED_FIXTURES: 'true',
+      LOG_LEVEL: 'info',
     });
     children.push(child);
-    return new Promise((resolve, reject) => {
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /"url":"(http:\/\/[^"]+)","msg":"storefront gateway listening"/.exec(output);
-        if (match) resolve(match[1] as string);
-      });
-      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
-    });
+    return listeningUrl(child);
   }
 
   it('two server processes on one database serve the same data, seed it once, and need no shared state', async () => {

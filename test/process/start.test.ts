@@ -1,32 +1,19 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { processesMentioning } from '../support/processes';
+import { listeningUrl, processesMentioning, spawnServer } from '../support/processes';
 
 /** `npm start` as a user runs it: the real entry point, the embedded database, signals. */
 
-const ENTRY = ['--import', 'tsx', 'src/main.ts'];
 let dataDir: string;
 
 function start(env: Record<string, string>): ChildProcessWithoutNullStreams {
   const cleanEnv = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$)/.test(name)),
   );
-  return spawn(process.execPath, ENTRY, { env: { ...cleanEnv, ...env }, stdio: 'pipe' });
-}
-
-function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)","msg":"storefront gateway listening"/.exec(output);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
-  });
+  return spawnServer({ ...cleanEnv, ...env });
 }
 
 function exitCode(child: ChildProcessWithoutNullStreams): Promise<number | null> {

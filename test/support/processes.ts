@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 
 /** PIDs of processes whose command line mentions `needle` (e.g. a throw-away data folder). */
 export function processesMentioning(needle: string): number[] {
@@ -16,4 +16,22 @@ export async function waitUntil(check: () => boolean, timeoutMs: number): Promis
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return check();
+}
+
+/** `npm start`'s entry as its own node process (no tsx CLI parent), with the given environment. */
+export function spawnServer(env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: 'pipe' });
+}
+
+/** Resolves with the URL the server logs once it listens; rejects if it exits first. */
+export function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)","msg":"storefront gateway listening"/.exec(output);
+      if (match) resolve(match[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+  });
 }
