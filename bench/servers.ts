@@ -1,0 +1,170 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The servers under test, each started as its own child process on its own loopback port. */
+
+export const SERVER_IDS = [
+  'baseline',
+  'ours',
+  'ours-cached',
+  'apollo',
+  'mercurius',
+  'mercurius-jit',
+  'sofa',
+] as const;
+export type ServerId = (typeof SERVER_IDS)[number];
+
+export const SERVER_LABELS: Record<ServerId, string> = {
+  baseline: 'baseline (node:http + driver)',
+  ours: 'ours (Yoga + REST adapter)',
+  'ours-cached': 'ours, response cache on',
+  apollo: 'Apollo Server 5',
+  mercurius: 'Mercurius (Fastify)',
+  'mercurius-jit': 'Mercurius + graphql-jit',
+  sofa: 'SOFA (sofa-api)',
+};
+
+/**
+ * `ours` runs with the response cache off, so every request does the work the others do; the
+ * cache's gain is measured separately by `ours-cached` (a TTL longer than the whole run).
+ */
+const EXTRA_ENV: Partial<Record<ServerId, Record<string, string>>> = {
+  ours: { RESPONSE_CACHE_TTL_MS: '0' },
+  'ours-cached': { RESPONSE_CACHE_TTL_MS: '3600000' },
+};
+
+const ENTRY: Record<ServerId, string[]> = {
+  baseline: ['bench/baseline.ts'],
+  ours: ['bench/ours.ts'],
+  'ours-cached': ['bench/ours.ts'],
+  apollo: ['bench/peers/apollo.ts'],
+  mercurius: ['bench/peers/mercurius.ts'],
+  'mercurius-jit': ['bench/peers/mercurius.ts', '--jit'],
+  sofa: ['bench/peers/sofa.ts'],
+};
+
+export interface SharedServerEnv {
+  MONGODB_URI: string;
+  MONGODB_DB: string;
+  JWT_SECRET: string;
+  PUBLIC_BASE_URL: string;
+}
+
+export interface ServerProcess {
+  id: ServerId;
+  pid: number;
+  port: number;
+  origin: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+async function waitUntilListening(child: ChildProcess, origin: string, logFile: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited(child)) {
+      const log = await readFile(logFile, 'utf8').catch(() => '');
+      throw new Error(`exited during start-up:\n${log.split('\n').slice(-15).join('\n')}`);
+    }
+    try {
+      await fetch(`${origin}/`, { signal: AbortSignal.timeout(1_000) }).then((response) =>
+        response.body?.cancel(),
+      );
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`did not listen on ${origin} within ${timeoutMs} ms`);
+      await sleep(100);
+    }
+  }
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts one server; `nodeFlags` go before the entry (e.g. --cpu-prof). */
+export async function startServerProcess(
+  id: ServerId,
+  options: { env: SharedServerEnv; logDir: string; nodeFlags?: string[]; startTimeoutMs?: number },
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  await mkdir(options.logDir, { recursive: true });
+  const logFile = path.join(options.logDir, `${id}.log`);
+  const log = createWriteStream(logFile, { flags: 'w' });
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^(MONGODB_|JWT_|PORT$|HOST$|PUBLIC_BASE_URL$|NODE_OPTIONS$)/.test(name),
+    ),
+  );
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', ...ENTRY[id]], {
+    cwd: process.cwd(),
+    env: {
+      ...inherited,
+      ...options.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SEED_FIXTURES: 'false',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
+      ...EXTRA_ENV[id],
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  child.once('exit', () => {
+    running.delete(child);
+    log.end();
+  });
+  const stop = async () => {
+    if (exited(child)) return;
+    child.stdin?.end();
+    child.kill('SIGTERM');
+    if (!(await waitForExit(child, 10_000))) {
+      child.kill('SIGKILL');
+      await waitForExit(child, 5_000);
+    }
+  };
+  try {
+    await waitUntilListening(child, origin, logFile, options.startTimeoutMs ?? 60_000);
+  } catch (error) {
+    await stop();
+    throw new Error(`${SERVER_LABELS[id]}: ${(error as Error).message}`);
+  }
+  return { id, pid: child.pid ?? -1, port, origin, logFile, stop };
+}
