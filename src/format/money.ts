@@ -31,17 +31,30 @@ function cachedFormat(locale: string, currency: string | null): Intl.NumberForma
   return formatter;
 }
 
-/** Intl formats a decimal string exactly (no float rounding). */
-function formatDecimal(formatter: Intl.NumberFormat, decimal: string): string {
-  return formatter.format(decimal as Intl.StringNumericLiteral);
+/**
+ * Intl formats a decimal string exactly (no float rounding) but costs microseconds a call, and a
+ * catalogue repeats few distinct prices, so results are memoised (bounded: cleared when full).
+ */
+const formatted = new Map<string, string>();
+const MAX_MEMOISED = 50_000;
+
+function formatMinor(minor: number, locale: string, currency: string | null): string {
+  const key = `${locale}|${currency ?? ''}|${minor}`;
+  let text = formatted.get(key);
+  if (text === undefined) {
+    text = cachedFormat(locale, currency).format(minorToDecimalString(minor) as Intl.StringNumericLiteral);
+    if (formatted.size >= MAX_MEMOISED) formatted.clear();
+    formatted.set(key, text);
+  }
+  return text;
 }
 
 /** Currency symbol plus grouped amount with two decimals: `$1,025.50`, `€25.00`. */
 export function formatCurrency(minor: number, currency: string, locale: string): string {
-  return formatDecimal(cachedFormat(locale, currency), minorToDecimalString(minor));
+  return formatMinor(minor, locale, currency);
 }
 
 /** Grouped two-decimal notation of the locale, no symbol: `1,025.50`. */
 export function formatLocalizedDecimal(minor: number, locale: string): string {
-  return formatDecimal(cachedFormat(locale, null), minorToDecimalString(minor));
+  return formatMinor(minor, locale, null);
 }
