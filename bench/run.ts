@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
 import type { OrderDoc } from '../src/db/documents';
 import { openBenchDatabase, type Backend, type BenchDatabase, type SeedReport } from './database';
-import { cpuMs, peakRssMb, resetPeakRss, totalCpuMs } from './proc';
+import { cpuMs, peakRssMb, resetPeakRss, rssMb, totalCpuMs } from './proc';
 import { formatProfileSummary, readProfile, summariseProfile } from './profile-summary';
 import { buildScenarios, type RequestSpec, type Scenario } from './scenarios';
 import {
@@ -37,7 +37,8 @@ Results are written to bench/results/<timestamp>.json (and latest.json for a ful
                       The database when MONGODB_URI is unset (default memory): bench/memory-mongo.ts,
                       an in-memory MongoDB stand-in that answers like MongoDB with our indexes, or
                       the embedded FerretDB 1.24 (seconds per request at the default sizes)
-  --smoke             Tiny data set and 1 s runs, 1 round: checks the harness in well under a minute
+  --smoke             Tiny data set, 1 s runs, 1 round, 5 scenarios covering every server: checks
+                      the harness in well under a minute
   --profile ID        Profile one scenario with node --cpu-prof instead of benchmarking, then print
                       the top functions by self time (server: --profile-server, default ours)
   --profile-server S  The server to profile (default ours)
@@ -47,6 +48,8 @@ Data lives in bench/.data (git-ignored) and is reused while seed and sizes match
 own CPU is reported apart ("DB CPU ms/req"); each server's cost is its CPU milliseconds per
 request, which a slow database does not hide (docs/benchmarks.md).`;
 
+/** Every server and both APIs, in under a minute on two busy cores. */
+const SMOKE_SCENARIOS = ['rest-products-p1', 'rest-search', 'rest-order', 'gql-product-page', 'gql-order'];
 const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
 const PUBLIC_BASE_URL = 'http://127.0.0.1:4000';
 const PER_PAGE = 15;
@@ -138,7 +141,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     warmup: numberOption('warmup', v.warmup, smoke ? 0 : 1, 0, false),
     rounds: numberOption('rounds', v.rounds, smoke ? 1 : 3, 1),
     connections: numberOption('connections', v.connections, 10, 1),
-    scenarios: v.scenarios ? v.scenarios.split(',').map((id) => id.trim()) : null,
+    scenarios: v.scenarios ? v.scenarios.split(',').map((id) => id.trim()) : smoke ? SMOKE_SCENARIOS : null,
     servers: serverList(v.servers, 'servers') ?? [...SERVER_IDS],
     smoke,
     profile: v.profile ?? null,
@@ -464,6 +467,45 @@ function targetTable(rows: TargetRow[]): string {
   ].join('\n');
 }
 
+interface IdleReading {
+  server: ServerId | 'database';
+  /** CPU the process burns with no requests (timers, metrics, GC), ms per second. */
+  cpuMsPerSecond: number;
+  rssMb: number | null;
+}
+
+/** Each process's CPU and memory with no load: its background work and its resting size. */
+async function measureIdle(servers: Map<ServerId, ServerProcess>, db: BenchDatabase, seconds: number) {
+  const dbPids = await db.serverPids();
+  const before = new Map([...servers].map(([id, server]) => [id, cpuMs(server.pid) ?? 0]));
+  const dbBefore = totalCpuMs(dbPids);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const readings: IdleReading[] = [...servers].map(([id, server]) => ({
+    server: id,
+    cpuMsPerSecond: ((cpuMs(server.pid) ?? 0) - (before.get(id) ?? 0)) / seconds,
+    rssMb: rssMb(server.pid),
+  }));
+  if (dbPids.length > 0) {
+    readings.push({
+      server: 'database',
+      cpuMsPerSecond: (totalCpuMs(dbPids) - dbBefore) / seconds,
+      rssMb: dbPids.reduce((sum, pid) => sum + (rssMb(pid) ?? 0), 0),
+    });
+  }
+  return readings;
+}
+
+function idleTable(readings: IdleReading[]): string {
+  return [
+    '| process | idle CPU ms/s | RSS MB |',
+    '| --- | -: | -: |',
+    ...readings.map(
+      (row) =>
+        `| ${row.server === 'database' ? 'database' : SERVER_LABELS[row.server]} | ${fixed(row.cpuMsPerSecond, 1)} | ${fixed(row.rssMb, 0)} |`,
+    ),
+  ].join('\n');
+}
+
 function machine() {
   const cpus = os.cpus();
   return {
@@ -664,6 +706,7 @@ async function main(): Promise<void> {
       }
     }
 
+    const idle = await measureIdle(servers, db, options.smoke ? 1 : 3);
     const runs: RunMeasurement[] = [];
     const warmed = new Set<string>();
     const totalRuns = options.rounds * scenarios.reduce((sum, s) => sum + Object.keys(s.requests).length, 0);
@@ -717,7 +760,8 @@ async function main(): Promise<void> {
       '',
     ].join('\n');
     console.log(
-      `\n${header}\n${sections.join('\n\n')}\n\n### Targets (issue 6)\n\n${targetTable(targets)}\n`,
+      `\n${header}\n${sections.join('\n\n')}\n\n### At rest (before the rounds)\n\n${idleTable(idle)}\n\n` +
+        `### Targets (issue 6)\n\n${targetTable(targets)}\n`,
     );
 
     await mkdir(RESULTS_DIR, { recursive: true });
@@ -745,6 +789,7 @@ async function main(): Promise<void> {
         checks: checks.get(scenario.id),
         medians: summaries.get(scenario.id),
       })),
+      idle,
       targets,
       runs,
     };
