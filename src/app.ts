@@ -6,6 +6,7 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, type AppContext } from './context';
+import { instrumented } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
@@ -34,10 +35,10 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext> & { me
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger } = deps;
-  const metrics = createMetrics(database.client);
+  const metrics = createMetrics();
   const contextDeps = {
-    products: createProductRepository(database.db),
-    orders: createOrderRepository(database.db),
+    products: instrumented('products', createProductRepository(database.db), metrics.observeQuery),
+    orders: instrumented('orders', createOrderRepository(database.db), metrics.observeQuery),
     resolveViewer,
     storeLocale: config.storeLocale,
   };

@@ -89,6 +89,7 @@ const envSchema = z.object({
     .min(100, 'must be between 100 and 60000')
     .max(60_000, 'must be between 100 and 60000')
     .default(3_000),
+  MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),
   MAX_BODY_BYTES: z.coerce
@@ -133,6 +134,8 @@ export interface Config {
     maxPoolSize: number;
     /** How long an operation waits for a reachable server before the APIs answer 503. */
     timeoutMs: number;
+    /** The driver's command events, for debugging and round-trip tests; costly. */
+    monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   };
   dataDir: string;
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       dbName: values.MONGODB_DB,
       maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
       timeoutMs: values.MONGODB_TIMEOUT_MS,
+      monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,
     }),
     dataDir: path.resolve(cwd, values.DATA_DIR),

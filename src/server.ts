@@ -57,6 +57,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
       dbName: config.mongo.dbName,
       maxPoolSize: config.mongo.maxPoolSize,
       serverSelectionTimeoutMS: config.mongo.timeoutMs,
+      monitorCommands: config.mongo.monitorCommands,
       readPreference: config.mongo.readPreference,
     });
     const created = await ensureIndexes(database.db);

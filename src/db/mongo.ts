@@ -15,6 +15,8 @@ export interface MongoSettings {
   serverSelectionTimeoutMS?: number;
   maxPoolSize?: number;
   readPreference?: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
+  /** Emit the driver's command events (tests count round trips with them). Costly: off by default. */
+  monitorCommands?: boolean;
 }
 
 export interface Database {
@@ -32,7 +34,7 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
     maxPoolSize: settings.maxPoolSize ?? 20,
     readPreference: settings.readPreference ?? 'primary',
     appName: 'storefront-gateway',
-    monitorCommands: true,
+    monitorCommands: settings.monitorCommands ?? false,
   });
   await client.connect();
   const db = client.db(settings.dbName);

@@ -1,12 +1,14 @@
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import type { Plugin } from 'graphql-yoga';
-import type { MongoClient } from 'mongodb';
+import type { QueryObserver } from '../db/instrumented';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   cacheLookups: Counter<'result'>;
+  /** Feeds the database latency histogram; give it to `instrumented` repositories. */
+  observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
   plugin: Plugin;
 }
@@ -14,7 +16,7 @@ export interface Metrics {
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** One registry per app instance, so several apps (tests) in one process never collide. */
-export function createMetrics(client: MongoClient): Metrics {
+export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -34,18 +36,14 @@ export function createMetrics(client: MongoClient): Metrics {
   });
 
   const dbDuration = new Histogram({
-    name: 'mongodb_command_duration_seconds',
-    help: 'Database round trips by command name and outcome.',
-    labelNames: ['command', 'outcome'] as const,
+    name: 'mongodb_query_duration_seconds',
+    help: 'Database round trips by repository query (e.g. products.findPage) and outcome.',
+    labelNames: ['query', 'outcome'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  client.on('commandSucceeded', (event) =>
-    dbDuration.observe({ command: event.commandName, outcome: 'ok' }, event.duration / 1000),
-  );
-  client.on('commandFailed', (event) =>
-    dbDuration.observe({ command: event.commandName, outcome: 'error' }, event.duration / 1000),
-  );
+  const observeQuery: QueryObserver = (query, seconds, outcome) =>
+    dbDuration.observe({ query, outcome }, seconds);
 
   const plugin = usePrometheus({
     registry,
@@ -65,5 +63,5 @@ export function createMetrics(client: MongoClient): Metrics {
     },
   });
 
-  return { registry, httpDuration, cacheLookups, plugin };
+  return { registry, httpDuration, cacheLookups, observeQuery, plugin };
 }

@@ -74,7 +74,9 @@ describe('metrics', () => {
       /http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/products\/search",status="200"\} \d+/,
     );
     expect(text).toMatch(/graphql_envelop_phase_execute_count\{[^}]*operationName="Cheapest"[^}]*\} \d+/);
-    expect(text).toMatch(/mongodb_command_duration_seconds_count\{command="find",outcome="ok"\} \d+/);
+    expect(text).toMatch(
+      /mongodb_query_duration_seconds_count\{query="products.findPage",outcome="ok"\} \d+/,
+    );
     expect(text).toContain('process_resident_memory_bytes');
   });
 });

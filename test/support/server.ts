@@ -44,6 +44,8 @@ export async function startTestServer(
     LOG_LEVEL: 'silent',
     // Tests change data under a running server; the cache has its own tests.
     RESPONSE_CACHE_TTL_MS: '0',
+    // Round-trip tests count the driver's command events.
+    MONGODB_MONITOR_COMMANDS: 'true',
     ...options.env,
   });
   const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel) });
