@@ -245,3 +245,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,
   });
 }
+
+/** Every environment variable the server reads (the README documents each). */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape);

@@ -74,3 +74,16 @@ describe('configuration', () => {
     expect(config.mongo.readPreference).toBe('secondaryPreferred');
   });
 });
+
+describe('documentation', () => {
+  it('documents every configuration variable in the README table and .env.example', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile('README.md', 'utf8');
+    const example = await readFile('.env.example', 'utf8');
+    const { CONFIG_VARIABLES } = await import('../src/config');
+    for (const name of CONFIG_VARIABLES) {
+      expect(readme, name).toMatch(new RegExp(`^\\| \`${name}\` +\\|`, 'm'));
+      expect(example, name).toMatch(new RegExp(`^# ${name}=`, 'm'));
+    }
+  });
+});
