@@ -110,6 +110,8 @@ export function createApp(deps: AppDependencies): App {
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
+        pageCacheTtlMs: config.responseCacheTtlMs,
+        onCacheLookup: (result) => metrics.cacheLookups.inc({ result }),
         onUnexpectedError: (error, request) =>
           logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
       }),

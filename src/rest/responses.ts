@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FieldErrors } from '../errors';
 import { validationSummary } from '../errors';
 
@@ -39,8 +38,10 @@ export function errorCodeResponse(code: unknown, message: string, errors: unknow
 }
 
 /** A public 200 with a strong ETag; 304 without a body when the client already holds it. */
-export function conditionalJsonResponse(body: string, ifNoneMatch: string | null): Response {
-  const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+export function conditionalJsonResponse(
+  { body, etag }: { body: string; etag: string },
+  ifNoneMatch: string | null,
+): Response {
   const matches = ifNoneMatch
     ?.split(',')
     .some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');

@@ -2,6 +2,7 @@ import type { DocumentNode, ExecutionResult } from 'graphql';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { pageNumbers, type PageNumbers } from '../catalog/product-query';
 import { prepareRestOperations, type RestOperations } from './operations';
+import { createPageCache } from './page-cache';
 import { pageEnvelope } from './pagination';
 import { parseProductList, parseProductSearch, type Parsed } from './query-input';
 import {
@@ -15,6 +16,10 @@ import {
 export interface RestApiOptions {
   /** Absolute base of pagination links; default: the request's origin. */
   publicBaseUrl?: string;
+  /** How long finished product pages are served from memory; 0 (default) turns that off. */
+  pageCacheTtlMs?: number;
+  /** Told of each page-cache lookup, for metrics. */
+  onCacheLookup?: (result: 'hit' | 'miss') => void;
   /** Called with failures that answer 500, for logging. Default: console.error. */
   onUnexpectedError?: (error: unknown, request: Request) => void;
 }
@@ -45,7 +50,13 @@ interface PageData extends PageNumbers {
  * own context, so REST shares the schema's data path, authorisation and error codes.
  */
 export function useRestApi(options: RestApiOptions = {}): Plugin {
-  const { publicBaseUrl, onUnexpectedError = (error) => console.error(error) } = options;
+  const {
+    publicBaseUrl,
+    pageCacheTtlMs = 0,
+    onCacheLookup = () => undefined,
+    onUnexpectedError = (error) => console.error(error),
+  } = options;
+  const pageCache = createPageCache(pageCacheTtlMs);
   let yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>> | undefined;
   let operations: RestOperations | undefined;
 
@@ -66,6 +77,11 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     ifNoneMatch: string | null,
   ) => {
     if (!input.ok) return validationResponse(input.errors);
+    if (pageCacheTtlMs > 0) {
+      const cached = pageCache.get(url.href);
+      onCacheLookup(cached ? 'hit' : 'miss');
+      if (cached) return conditionalJsonResponse(cached, ifNoneMatch);
+    }
     const result = await execute(document, input.value as Record<string, unknown>);
     const failure = firstError(result);
     if (failure) return failure;
@@ -74,7 +90,7 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     const body = JSON.stringify(
       pageEnvelope(page.items, numbers, publicBaseUrl ?? url.origin, path, url.searchParams),
     );
-    return conditionalJsonResponse(body, ifNoneMatch);
+    return conditionalJsonResponse(pageCache.put(url.href, body), ifNoneMatch);
   };
 
   const routes: Route[] = [
