@@ -93,31 +93,26 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     return conditionalJsonResponse(pageCache.put(url.href, body), ifNoneMatch);
   };
 
+  const productRoute = (
+    routePath: string,
+    operation: 'productList' | 'productSearch',
+    parse: (query: URLSearchParams) => Parsed<object>,
+  ): Route => ({
+    match: (path) => (path === routePath ? {} : null),
+    handle: (_params, url, execute, path, request) =>
+      pageResponse(
+        execute,
+        operations![operation],
+        parse(url.searchParams),
+        url,
+        path,
+        request.headers.get('if-none-match'),
+      ),
+  });
+
   const routes: Route[] = [
-    {
-      match: (path) => (path === `${PREFIX}/products` ? {} : null),
-      handle: (_params, url, execute, path, request) =>
-        pageResponse(
-          execute,
-          operations!.productList,
-          parseProductList(url.searchParams),
-          url,
-          path,
-          request.headers.get('if-none-match'),
-        ),
-    },
-    {
-      match: (path) => (path === `${PREFIX}/products/search` ? {} : null),
-      handle: (_params, url, execute, path, request) =>
-        pageResponse(
-          execute,
-          operations!.productSearch,
-          parseProductSearch(url.searchParams),
-          url,
-          path,
-          request.headers.get('if-none-match'),
-        ),
-    },
+    productRoute(`${PREFIX}/products`, 'productList', parseProductList),
+    productRoute(`${PREFIX}/products/search`, 'productSearch', parseProductSearch),
     {
       match: (path) => {
         const match = /^\/api\/v1\/orders\/([^/]+)$/.exec(path);
