@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { JwtConfig } from '../config';
 import { ANONYMOUS, INVALID, bearerToken, type Viewer } from './viewer';
@@ -16,10 +17,11 @@ function scopesOf(payload: JWTPayload): Set<string> {
  * fail), enforcing exp/nbf when present and issuer/audience when configured.
  */
 export function createViewerResolver(jwt: JwtConfig & { secret?: string }): ViewerResolver {
-  const key: Uint8Array | JWTVerifyGetKey = jwt.jwksUrl
-    ? createRemoteJWKSet(new URL(jwt.jwksUrl), { timeoutDuration: 3_000, cooldownDuration: 30_000 })
-    : new TextEncoder().encode(jwt.secret ?? '');
   if (!jwt.jwksUrl && !jwt.secret) throw new Error('JWT verification needs a secret or a JWKS URL');
+  // A KeyObject made once: given raw bytes, jose imports the HMAC key again on every verify.
+  const key: KeyObject | JWTVerifyGetKey = jwt.jwksUrl
+    ? createRemoteJWKSet(new URL(jwt.jwksUrl), { timeoutDuration: 3_000, cooldownDuration: 30_000 })
+    : createSecretKey(Buffer.from(jwt.secret ?? '', 'utf8'));
 
   const options = {
     algorithms: jwt.algorithms,
