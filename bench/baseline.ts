@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
 import { MongoClient } from 'mongodb';
-import { criteriaFor, pageNumbers, type PageNumbers } from '../src/catalog/product-query';
+import { criteriaFor, pageNumbers } from '../src/catalog/product-query';
 import type { MoneyDoc, OrderDoc, ProductDoc } from '../src/db/documents';
 import { createOrderRepository } from '../src/db/order-repository';
 import { createProductRepository, type ProductCriteria } from '../src/db/product-repository';
@@ -12,6 +12,7 @@ import {
   minorToMajorNumber,
 } from '../src/format/money';
 import { formatTimestamp } from '../src/format/timestamp';
+import { pageEnvelope } from '../src/rest/pagination';
 import { announce, exitWithParent, peerEnvironment } from './peers/shared';
 
 /**
@@ -114,39 +115,6 @@ function restOrder(o: OrderDoc) {
   };
 }
 
-/** Laravel's paginated envelope with absolute links that keep the request's list parameters. */
-const KEPT = ['search', 'category', 'term', 'per_page'];
-function envelope(items: unknown[], numbers: PageNumbers, url: URL) {
-  const kept: [string, string][] = [];
-  for (const name of new Set(url.searchParams.keys())) {
-    const value = url.searchParams.getAll(name).at(-1) ?? '';
-    if (KEPT.includes(name) && value.trim() !== '') kept.push([name, value]);
-  }
-  const link = (page: number) => {
-    const params = new URLSearchParams(kept);
-    params.set('page', String(page));
-    return `${env.publicBaseUrl}${url.pathname}?${params}`;
-  };
-  const { currentPage, lastPage } = numbers;
-  return {
-    data: items,
-    links: {
-      first: link(1),
-      last: link(lastPage),
-      prev: currentPage > 1 ? link(currentPage - 1) : null,
-      next: currentPage < lastPage ? link(currentPage + 1) : null,
-    },
-    meta: {
-      current_page: currentPage,
-      from: numbers.from,
-      last_page: lastPage,
-      per_page: numbers.perPage,
-      to: numbers.to,
-      total: numbers.total,
-    },
-  };
-}
-
 /** Same paging as ours: skip/limit on the id order; a partial non-empty page proves the total. */
 async function productPage(res: ServerResponse, url: URL, criteria: ProductCriteria, page = 1, perPage = 15) {
   const skip = (page - 1) * perPage;
@@ -154,7 +122,11 @@ async function productPage(res: ServerResponse, url: URL, criteria: ProductCrite
   const total =
     items.length > 0 && items.length < perPage ? skip + items.length : await products.count(criteria);
   const numbers = pageNumbers(page, perPage, total, items.length);
-  send(res, 200, envelope(items.map(restProduct), numbers, url));
+  send(
+    res,
+    200,
+    pageEnvelope(items.map(restProduct), numbers, env.publicBaseUrl, url.pathname, url.searchParams),
+  );
 }
 
 async function order(req: IncomingMessage, res: ServerResponse, segment: string) {
