@@ -353,43 +353,39 @@ const fixed = (value: number | null, digits: number) =>
 const ratio = (a: number, b: number) =>
   Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—';
 
+/** A Markdown table: `align` per column is `l` (left) or `r` (right) or `c` (centre). */
+function markdownTable(header: string[], align: string, rows: string[][]): string {
+  const rule = [...align].map((side) => (side === 'r' ? '-:' : side === 'c' ? ':-:' : '---'));
+  return [header, rule, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
 function scenarioTable(scenario: Scenario, summaries: Summary[], checks: ScenarioCheck[]): string {
   const ours = summaries.find((summary) => summary.server === 'ours');
-  const lines = [
-    `### ${scenario.title}`,
-    '',
-    '| server | req/s | p50 ms | p99 ms | CPU ms/req | DB CPU ms/req | peak RSS MB | ours÷this CPU/req | ours÷this req/s | bytes | check |',
-    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | -: | --- |',
-  ];
-  for (const summary of summaries) {
+  const rows = summaries.map((summary) => {
     const check = checks.find((entry) => entry.server === summary.server);
     const isOurs = summary.server === 'ours';
-    lines.push(
+    return [
+      isOurs ? `**${SERVER_LABELS[summary.server]}**` : SERVER_LABELS[summary.server],
+      fixed(summary.rps, 0),
+      fixed(summary.p50Ms, 1),
+      fixed(summary.p99Ms, 1),
+      fixed(summary.cpuMsPerRequest, 3),
+      fixed(summary.dbCpuMsPerRequest, 2),
+      fixed(summary.peakRssMb, 0),
+      isOurs || !ours ? '' : ratio(ours.cpuMsPerRequest, summary.cpuMsPerRequest),
+      isOurs || !ours ? '' : ratio(ours.rps, summary.rps),
+      check ? String(check.bytes) : '',
       [
-        '',
-        isOurs ? `**${SERVER_LABELS[summary.server]}**` : SERVER_LABELS[summary.server],
-        fixed(summary.rps, 0),
-        fixed(summary.p50Ms, 1),
-        fixed(summary.p99Ms, 1),
-        fixed(summary.cpuMsPerRequest, 3),
-        fixed(summary.dbCpuMsPerRequest, 2),
-        fixed(summary.peakRssMb, 0),
-        isOurs || !ours ? '' : ratio(ours.cpuMsPerRequest, summary.cpuMsPerRequest),
-        isOurs || !ours ? '' : ratio(ours.rps, summary.rps),
-        check ? String(check.bytes) : '',
-        [
-          check?.note ?? '',
-          summary.non2xx + summary.errors > 0 ? `${summary.non2xx} non-2xx, ${summary.errors} errors` : '',
-        ]
-          .filter(Boolean)
-          .join('; '),
-        '',
+        check?.note ?? '',
+        summary.non2xx + summary.errors > 0 ? `${summary.non2xx} non-2xx, ${summary.errors} errors` : '',
       ]
-        .join(' | ')
-        .trim(),
-    );
-  }
-  return lines.join('\n');
+        .filter(Boolean)
+        .join('; '),
+    ];
+  });
+  const header = ['server', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'DB CPU ms/req', 'peak RSS MB'];
+  header.push('ours÷this CPU/req', 'ours÷this req/s', 'bytes', 'check');
+  return `### ${scenario.title}\n\n${markdownTable(header, 'lrrrrrrrrrl', rows)}`;
 }
 
 interface TargetRow {
@@ -457,14 +453,17 @@ function targetRows(scenarios: Scenario[], results: Map<string, Summary[]>): Tar
 }
 
 function targetTable(rows: TargetRow[]): string {
-  return [
-    '| target | scenario | value | limit | met |',
-    '| --- | --- | -: | -: | :-: |',
-    ...rows.map(
-      (row) =>
-        `| ${row.target} | ${row.scenario} | ${row.value} | ${row.limit} | ${row.met === null ? '?' : row.met ? 'yes' : '**no**'} |`,
-    ),
-  ].join('\n');
+  return markdownTable(
+    ['target', 'scenario', 'value', 'limit', 'met'],
+    'llrrc',
+    rows.map((row) => [
+      row.target,
+      row.scenario,
+      row.value,
+      row.limit,
+      row.met === null ? '?' : row.met ? 'yes' : '**no**',
+    ]),
+  );
 }
 
 interface IdleReading {
@@ -496,14 +495,15 @@ async function measureIdle(servers: Map<ServerId, ServerProcess>, db: BenchDatab
 }
 
 function idleTable(readings: IdleReading[]): string {
-  return [
-    '| process | idle CPU ms/s | RSS MB |',
-    '| --- | -: | -: |',
-    ...readings.map(
-      (row) =>
-        `| ${row.server === 'database' ? 'database' : SERVER_LABELS[row.server]} | ${fixed(row.cpuMsPerSecond, 1)} | ${fixed(row.rssMb, 0)} |`,
-    ),
-  ].join('\n');
+  return markdownTable(
+    ['process', 'idle CPU ms/s', 'RSS MB'],
+    'lrr',
+    readings.map((row) => [
+      row.server === 'database' ? 'database' : SERVER_LABELS[row.server],
+      fixed(row.cpuMsPerSecond, 1),
+      fixed(row.rssMb, 0),
+    ]),
+  );
 }
 
 function machine() {
