@@ -18,7 +18,7 @@ import { useHttpGuards } from './http/use-http-guards';
 import { useRequestLog } from './http/use-request-log';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { useRestApi } from './rest/use-rest-api';
+import { isRestExecution, useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
 
 export interface AppDependencies {
@@ -99,6 +99,9 @@ export function createApp(deps: AppDependencies): App {
             useResponseCache({
               // Products are public and the same for everyone; orders are never cached.
               session: () => null,
+              // /api/v1 keeps its own finished-bytes page cache; storing its results here too was
+              // the same work twice.
+              enabled: (context) => !isRestExecution(context),
               cache: countedCache(createInMemoryCache(), metrics),
               ttl: config.responseCacheTtlMs,
               ttlPerType: { Order: 0, OrderItem: 0 },

@@ -25,6 +25,13 @@ export interface RestApiOptions {
 }
 
 const PREFIX = '/api/v1';
+
+/** Marks the context of an /api/v1 execution (its product pages are cached as finished bytes). */
+export const REST_EXECUTION = 'restExecution';
+
+export function isRestExecution(context: unknown): boolean {
+  return (context as Record<string, unknown> | null)?.[REST_EXECUTION] === true;
+}
 const ALLOWED_METHODS = 'GET, HEAD';
 
 type Execute = (document: DocumentNode, variables: Record<string, unknown>) => Promise<ExecutionResult>;
@@ -155,7 +162,12 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
         );
       }
       const execute: Execute = async (document, variableValues) => {
-        const enveloped = yoga!.getEnveloped({ ...serverContext, request, params: {} });
+        const enveloped = yoga!.getEnveloped({
+          ...serverContext,
+          request,
+          params: {},
+          [REST_EXECUTION]: true,
+        });
         const contextValue = await enveloped.contextFactory();
         return (await enveloped.execute({
           schema: enveloped.schema,
