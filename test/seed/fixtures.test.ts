@@ -88,7 +88,7 @@ describe('fixture products', () => {
 });
 
 describe('fixture orders', () => {
-  it('are about eight, ids 1..n, with unique ULIDs, order numbers and item ids', () => {
+  it('are about seventeen, ids 1..n, with unique ULIDs, order numbers and item ids', () => {
     expect(orders.length).toBeGreaterThanOrEqual(6);
     expect(orders.map((order) => order.id)).toEqual(orders.map((_, index) => index + 1));
     expect(duplicates(orders.map((order) => order.ulid))).toEqual([]);
@@ -109,6 +109,17 @@ describe('fixture orders', () => {
     for (const customer of customers) {
       expect(orders.filter((order) => order.customer_id === customer).length).toBeGreaterThanOrEqual(3);
     }
+  });
+
+  it('give Alice enough orders to page through: at least 12, in several statuses and currencies', () => {
+    const alices = orders.filter((order) => order.customer_id === FIXTURE_CUSTOMERS.alice);
+    expect(alices.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(alices.map((order) => order.fulfillment_status))).toEqual(new Set(FULFILLMENT_STATUSES));
+    expect(new Set(alices.map((order) => order.payment_status))).toEqual(new Set(PAYMENT_STATUSES));
+    expect(new Set(alices.map((order) => order.currency)).size).toBeGreaterThanOrEqual(4);
+    // Ids and ULIDs disagree on order (order 2 is newer than order 5), so a test can tell them apart.
+    const byUlid = [...alices].sort((a, b) => a.ulid.localeCompare(b.ulid)).map((order) => order.id);
+    expect(byUlid).not.toEqual([...byUlid].sort((a, b) => a - b));
   });
 
   it('cover every fulfillment status and both payment statuses', () => {
