@@ -104,7 +104,8 @@ export function createApp(deps: AppDependencies): App {
               enabled: (context) => !isRestExecution(context),
               cache: countedCache(createInMemoryCache(), metrics),
               ttl: config.responseCacheTtlMs,
-              ttlPerType: { Order: 0, OrderItem: 0 },
+              // An empty order list holds no Order, so its connection and the viewer are listed too.
+              ttlPerType: { Order: 0, OrderItem: 0, OrderConnection: 0, OrderEdge: 0, Viewer: 0 },
               includeExtensionMetadata: false,
               // The default also says so on the console for every 401/403/422.
               shouldCacheResult: ({ result }) => !result.errors?.length,

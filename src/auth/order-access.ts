@@ -10,8 +10,13 @@ export function requireCustomer(viewer: Viewer): Extract<Viewer, { kind: 'custom
   return viewer;
 }
 
+/** Support staff: every customer's orders, one at a time or as a list. */
+export function canReadAllOrders(viewer: Extract<Viewer, { kind: 'customer' }>): boolean {
+  return viewer.scopes.has(READ_ALL_ORDERS_SCOPE);
+}
+
 export function canReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): boolean {
-  return viewer.scopes.has(READ_ALL_ORDERS_SCOPE) || order.customer_id === viewer.customerId;
+  return canReadAllOrders(viewer) || order.customer_id === viewer.customerId;
 }
 
 export function assertCanReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): void {

@@ -1,7 +1,72 @@
-import type { Db } from 'mongodb';
-import type { OrderDoc } from './documents';
+import type { Db, Filter } from 'mongodb';
+import { encodeTime } from 'ulid';
+import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
+
+/** Which orders a list shows. Every member is an exact match; absent means "any". */
+export interface OrderCriteria {
+  customerId?: string;
+  paymentStatuses?: readonly PaymentStatus[];
+  fulfillmentStatuses?: readonly FulfillmentStatus[];
+  /** Upper-case ISO 4217 code. */
+  currency?: string;
+  /** Exclusive bounds on created_at. */
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+/** A keyset window over orders, newest (highest ULID) first. */
+export interface OrderWindow {
+  /** Orders older than this ULID. */
+  afterUlid?: string;
+  /** Orders newer than this ULID. */
+  beforeUlid?: string;
+  limit: number;
+  /** Walk from the oldest end (for `last`/`before`); rows come back oldest first. */
+  oldestFirst: boolean;
+}
 
 const PROJECTION = { _id: 0 } as const;
+const MAX_ULID_TIME = 2 ** 48 - 1;
+const LOWEST_RANDOM = '0'.repeat(16);
+
+/** The smallest ULID minted at or after `ms` (clamped to the range a ULID can hold). */
+function ulidFloor(ms: number): string {
+  return encodeTime(Math.min(Math.max(ms, 0), MAX_ULID_TIME), 10) + LOWEST_RANDOM;
+}
+
+/**
+ * A ULID is minted when its order is created and created_at is that instant cut to the second
+ * (test/seed/invariants.ts checks it), so a created_at range is also a ULID range. Adding it lets
+ * the `ulid` indexes bound a date filter instead of walking past every newer order; the exact
+ * created_at predicate stays, so the ULID range only has to be a superset.
+ */
+function ulidRange(criteria: OrderCriteria, window?: OrderWindow): Record<string, string> {
+  const range: Record<string, string> = {};
+  if (criteria.createdAfter)
+    range.$gte = ulidFloor(Math.floor(criteria.createdAfter.getTime() / 1000) * 1000 + 1000);
+  if (criteria.createdBefore)
+    range.$lt = ulidFloor(Math.ceil(criteria.createdBefore.getTime() / 1000) * 1000);
+  if (window?.afterUlid !== undefined && (range.$lt === undefined || window.afterUlid < range.$lt))
+    range.$lt = window.afterUlid;
+  if (window?.beforeUlid !== undefined) range.$gt = window.beforeUlid;
+  return range;
+}
+
+/** Only exact matches on values we validated: user text never becomes a pattern or an operator. */
+export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filter<OrderDoc> {
+  const filter: Filter<OrderDoc> = {};
+  if (criteria.customerId !== undefined) filter.customer_id = criteria.customerId;
+  const ulid = ulidRange(criteria, window);
+  if (Object.keys(ulid).length > 0) filter.ulid = ulid;
+  if (criteria.paymentStatuses) filter.payment_status = { $in: [...criteria.paymentStatuses] };
+  if (criteria.fulfillmentStatuses) filter.fulfillment_status = { $in: [...criteria.fulfillmentStatuses] };
+  if (criteria.currency !== undefined) filter.currency = criteria.currency;
+  const created: { $gt?: Date; $lt?: Date } = {};
+  if (criteria.createdAfter) created.$gt = criteria.createdAfter;
+  if (criteria.createdBefore) created.$lt = criteria.createdBefore;
+  if (Object.keys(created).length > 0) filter.created_at = created;
+  return filter;
+}
 
 export function createOrderRepository(db: Db) {
   const orders = db.collection<OrderDoc>('orders');
@@ -18,6 +83,23 @@ export function createOrderRepository(db: Db) {
 
     async findByItemIds(itemIds: readonly number[]): Promise<OrderDoc[]> {
       return orders.find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION }).toArray();
+    },
+
+    /** Keyset paging on `ulid`: one `find` per page, items embedded, deep pages as cheap as the first. */
+    async findWindow(criteria: OrderCriteria, window: OrderWindow): Promise<OrderDoc[]> {
+      // One batch for the whole window (see the product repository's findWindow).
+      return orders
+        .find(orderFilter(criteria, window), { projection: PROJECTION })
+        .sort({ ulid: window.oldestFirst ? 1 : -1 })
+        .limit(window.limit)
+        .batchSize(window.limit)
+        .toArray();
+    },
+
+    async countMatching(criteria: OrderCriteria): Promise<number> {
+      const filter = orderFilter(criteria);
+      if (Object.keys(filter).length === 0) return orders.estimatedDocumentCount();
+      return orders.countDocuments(filter);
     },
 
     async count(): Promise<number> {

@@ -21,6 +21,14 @@ const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_
 const PROJECTION = { _id: 0 } as const;
 const ID_ORDER = { id: 1 } as const;
 
+/** A category or brand with how many products it has. */
+export interface GroupCount {
+  /** The category key (lower-cased name) or the brand id. */
+  key: string;
+  name: string;
+  productCount: number;
+}
+
 export function categoryKey(category: string): string {
   return category.toLowerCase();
 }
@@ -43,6 +51,16 @@ function isUnfiltered(criteria: ProductCriteria): boolean {
 
 export function createProductRepository(db: Db) {
   const products = db.collection<ProductDoc>('products');
+
+  async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
+    return products
+      .aggregate<GroupCount>([
+        { $group: { _id: key, name: { $min: name }, productCount: { $sum: 1 } } },
+        { $project: { _id: 0, key: '$_id', name: 1, productCount: 1 } },
+        { $sort: { name: 1, key: 1 } },
+      ])
+      .toArray();
+  }
 
   return {
     async count(criteria: ProductCriteria): Promise<number> {
@@ -77,6 +95,18 @@ export function createProductRepository(db: Db) {
         .limit(window.limit)
         .batchSize(window.limit)
         .toArray();
+    },
+
+    /**
+     * Grouped on category_key, the field `?category=` filters on, so each count is what that filter
+     * reports. One aggregation; it reads the whole collection, so callers cache the result.
+     */
+    async countByCategory(): Promise<GroupCount[]> {
+      return groupCounts('$category_key', '$category_name');
+    },
+
+    async countByBrand(): Promise<GroupCount[]> {
+      return groupCounts('$brand_id', '$brand_name');
     },
 
     async findByIds(ids: readonly number[]): Promise<ProductDoc[]> {

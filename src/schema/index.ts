@@ -2,6 +2,8 @@ import { builder } from './builder';
 import './scalars';
 import './money';
 import './product';
+import './catalog-counts';
 import './order';
+import './order-list';
 
 export const schema = builder.toSchema({ sortSchema: true });

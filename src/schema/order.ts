@@ -14,12 +14,12 @@ function enumValues<T extends string>(values: readonly T[]) {
   >;
 }
 
-const FulfillmentStatus = builder.enumType('FulfillmentStatus', {
+export const FulfillmentStatus = builder.enumType('FulfillmentStatus', {
   description: 'Fulfilment state of an order (`fulfillment_status` on /api/v1, in lower case).',
   values: enumValues(FULFILLMENT_STATUSES),
 });
 
-const PaymentStatus = builder.enumType('PaymentStatus', {
+export const PaymentStatus = builder.enumType('PaymentStatus', {
   description: 'Payment state of an order (`payment_status` on /api/v1, in lower case).',
   values: enumValues(PAYMENT_STATUSES),
 });

@@ -19,6 +19,7 @@ import {
 import type { AppContext } from '../context';
 import { badUserInput, type FieldErrors } from '../errors';
 import { builder } from './builder';
+import { checkConnectionArgs, withNullCursors, type ConnectionArgs } from './connection-args';
 import { brandedNodes, databaseIdOf } from './global-id';
 import { ProductMoney } from './money';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorQuery } from './product-cursor';
@@ -135,31 +136,13 @@ function checkPageArgs(errors: FieldErrors, args: PageArgs): void {
   checkBoundedInteger(errors, 'perPage', args.perPage ?? undefined, MAX_PER_PAGE);
 }
 
-interface ConnectionArgs {
-  first?: number | null;
-  last?: number | null;
-  after?: string | null;
-  before?: string | null;
-}
-
 async function loadConnection(
   ctx: AppContext,
   query: CursorQuery,
   criteria: ProductCriteria,
   args: ConnectionArgs,
 ) {
-  const errors: FieldErrors = {};
-  for (const name of ['first', 'last'] as const) {
-    const size = args[name];
-    if (size != null && (size < 0 || size > MAX_CONNECTION_SIZE)) {
-      (errors[name] ??= []).push(`The ${name} argument must be between 0 and ${MAX_CONNECTION_SIZE}.`);
-    }
-  }
-  for (const name of ['after', 'before'] as const) {
-    // Pothos would read an empty cursor as "no cursor"; it is as invalid as any other garbage.
-    if (args[name] === '') errors[name] = [`The ${name} cursor is not valid.`];
-  }
-  throwIfInvalid(errors);
+  checkConnectionArgs(args);
   const fingerprint = queryFingerprint(query, criteria);
   const connection = await resolveCursorConnection(
     {
@@ -176,17 +159,7 @@ async function loadConnection(
         descending: inverted,
       }),
   );
-  // An empty page has no cursors: null, as the connection spec says, never Pothos's ''.
-  const { pageInfo } = connection;
-  return {
-    ...connection,
-    pageInfo: {
-      ...pageInfo,
-      startCursor: pageInfo.startCursor || null,
-      endCursor: pageInfo.endCursor || null,
-    },
-    totalCount: () => ctx.products.count(criteria),
-  };
+  return withNullCursors({ ...connection, totalCount: () => ctx.products.count(criteria) });
 }
 
 const ProductConnection = builder.connectionObject(
