@@ -149,7 +149,7 @@ describe('viewer.orders paging', () => {
           ...AllOrderFields
         }
         viewer {
-          orders(first: 100) {
+          orders(first: 20) {
             edges {
               node {
                 ...AllOrderFields
