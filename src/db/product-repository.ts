@@ -29,6 +29,10 @@ export interface GroupCount {
   productCount: number;
 }
 
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function categoryKey(category: string): string {
   return category.toLowerCase();
 }
@@ -52,14 +56,28 @@ function isUnfiltered(criteria: ProductCriteria): boolean {
 export function createProductRepository(db: Db) {
   const products = db.collection<ProductDoc>('products');
 
+  /**
+   * Grouped on (key, name) because FerretDB 1.24 implements only $count and $sum in $group; rows
+   * whose names differ only in case (one key) are merged here, keeping the lowest name.
+   */
   async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
-    return products
-      .aggregate<GroupCount>([
-        { $group: { _id: key, name: { $min: name }, productCount: { $sum: 1 } } },
-        { $project: { _id: 0, key: '$_id', name: 1, productCount: 1 } },
-        { $sort: { name: 1, key: 1 } },
+    const rows = await products
+      .aggregate<{ _id: { key: string; name: string }; productCount: number }>([
+        { $group: { _id: { key, name }, productCount: { $sum: 1 } } },
       ])
       .toArray();
+    const byKey = new Map<string, GroupCount>();
+    for (const { _id, productCount } of rows) {
+      const seen = byKey.get(_id.key);
+      if (!seen) byKey.set(_id.key, { key: _id.key, name: _id.name, productCount });
+      else
+        byKey.set(_id.key, {
+          ...seen,
+          name: seen.name < _id.name ? seen.name : _id.name,
+          productCount: seen.productCount + productCount,
+        });
+    }
+    return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
   }
 
   return {

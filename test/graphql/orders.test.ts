@@ -328,7 +328,7 @@ describe('orders (support)', () => {
 
 describe('errors', () => {
   it('answers UNAUTHENTICATED without a token or with a bad one', async () => {
-    for (const headers of [{}, { authorization: 'Bearer not.a.token' }]) {
+    for (const headers of [{}, { authorization: 'Bearer not.a.token' }] as Record<string, string>[]) {
       const mine = await server.graphql(VIEWER_ORDERS, { first: 1 }, headers);
       expect(singleError(mine, 'UNAUTHENTICATED').path).toEqual(['viewer']);
       expect(mine.body.data).toEqual({ viewer: null });

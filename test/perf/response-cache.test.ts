@@ -7,7 +7,8 @@ let finds = 0;
 beforeAll(async () => {
   server = await startTestServer({ env: { RESPONSE_CACHE_TTL_MS: '400', LOG_LEVEL: 'error' } });
   server.database.client.on('commandStarted', (event) => {
-    if (event.commandName === 'find' && event.databaseName === server.testDb.dbName) finds++;
+    const reads = ['find', 'aggregate', 'count'];
+    if (reads.includes(event.commandName) && event.databaseName === server.testDb.dbName) finds++;
   });
 });
 afterAll(() => server.stop());
@@ -75,5 +76,31 @@ describe('response cache and conditional requests', () => {
     expect(Number(/response_cache_lookups_total\{result="miss"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(
       0,
     );
+  });
+
+  it('caches categories and brands like the other public product reads', async () => {
+    const query = '{ categories { name productCount } brands { id name productCount } }';
+    expect((await server.graphql(query)).body.errors).toBeUndefined();
+    expect(await findsDuring(() => server.graphql(query))).toBe(0);
+  });
+
+  it('never caches an order list, not even an empty one', async () => {
+    const query = '{ viewer { customerId orders(first: 5) { totalCount edges { node { ulid } } } } }';
+    const nobody = bearer(await mintToken({ sub: 'cus_without_orders' }));
+    const carol = bearer(await mintToken({ sub: 'cus_carol' }));
+    const empty = await server.graphql(query, {}, nobody);
+    expect(empty.body.data).toEqual({
+      viewer: { customerId: 'cus_without_orders', orders: { totalCount: 0, edges: [] } },
+    });
+    expect(await findsDuring(() => server.graphql(query, {}, nobody))).toBe(2);
+    // Same document, another token: never the first caller's answer.
+    const other = await server.graphql(query, {}, carol);
+    expect((other.body.data as { viewer: { customerId: string } }).viewer.customerId).toBe('cus_carol');
+    const alice = bearer(await mintToken({ sub: 'cus_alice' }));
+    expect(await findsDuring(() => server.graphql(query, {}, alice))).toBe(2);
+    const support = bearer(await mintToken({ sub: 'staff', scope: 'orders:read:all' }));
+    const all = '{ orders(first: 1, filter: { currency: "JPY" }) { edges { node { ulid } } } }';
+    expect((await server.graphql(all, {}, support)).body.errors).toBeUndefined();
+    expect(await findsDuring(() => server.graphql(all, {}, support))).toBe(1);
   });
 });
