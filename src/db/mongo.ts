@@ -52,6 +52,11 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
     { key: { ulid: 1 }, name: 'ulid_1', unique: true },
     { key: { id: 1 }, name: 'id_1', unique: true },
     { key: { 'items.id': 1 }, name: 'items.id_1' },
+    // Order lists walk ulid descending: one customer's (viewer.orders, orders with customerId), or
+    // every order in the given payment or fulfilment states ($in: one merged index scan per value).
+    { key: { customer_id: 1, ulid: -1 }, name: 'customer_id_1_ulid_-1' },
+    { key: { payment_status: 1, ulid: -1 }, name: 'payment_status_1_ulid_-1' },
+    { key: { fulfillment_status: 1, ulid: -1 }, name: 'fulfillment_status_1_ulid_-1' },
   ],
 };
 

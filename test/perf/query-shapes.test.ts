@@ -1,5 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeTime } from 'ulid';
 import { INDEXES } from '../../src/db/mongo';
 import { FIXTURE_ORDERS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
@@ -181,30 +182,217 @@ describe('REST order', () => {
   });
 });
 
-/** Equality fields, then sort fields (ESR): the key prefix an index needs to serve the query. */
-function indexablePrefix(filter: unknown, sort: Record<string, unknown> | undefined): string[][] {
-  const equality: string[] = [];
+describe('GraphQL order lists', () => {
+  const LIST = /* GraphQL */ `
+    query ($first: Int, $after: String, $last: Int, $before: String, $filter: OrderFilter) {
+      orders(first: $first, after: $after, last: $last, before: $before, filter: $filter) {
+        edges {
+          node {
+            ulid
+            items {
+              productName
+            }
+          }
+        }
+        pageInfo {
+          startCursor
+          endCursor
+        }
+      }
+    }
+  `;
+  const MINE = LIST.replace('orders(', 'viewer { orders(').replace(/}\s*}\s*$/, '} } }');
+  let support: Record<string, string>;
+  beforeAll(async () => {
+    support = bearer(await mintToken({ sub: 'staff', scope: 'orders:read:all' }));
+  });
+
+  async function graphqlCommands(
+    query: string,
+    variables: Record<string, unknown>,
+    headers: Record<string, string>,
+  ) {
+    commands = [];
+    const reply = await server.graphql(query, variables, headers);
+    expect(reply.body.errors, JSON.stringify(reply.body.errors)).toBeUndefined();
+    const seen = commands;
+    commands = [];
+    return {
+      data: reply.body.data,
+      names: seen.map((event) => event.commandName),
+      commands: seen.map((e) => e.command),
+    };
+  }
+
+  function indexKey(name: string): string[] {
+    const index = INDEXES.orders.find((candidate) => candidate.name === name);
+    expect(index, name).toBeDefined();
+    return Object.keys(index!.key);
+  }
+
+  it('viewer.orders: one find on customer_id, sorted ulid descending, limit first + 1, items embedded', async () => {
+    const seen = await graphqlCommands(MINE, { first: 5 }, bearer(aliceToken));
+    expect(seen.names).toEqual(['find']);
+    const find = seen.commands[0]!;
+    expect(find.find).toBe('orders');
+    expect(find.filter).toEqual({ customer_id: 'cus_alice' });
+    expect(plain(find.sort)).toEqual({ ulid: -1 });
+    expect(find.limit).toBe(6);
+    expect(find.skip ?? 0).toBe(0);
+    expect(plain(find.projection)).toEqual({ _id: 0 });
+  });
+
+  it('pages on with a ulid bound: $lt after a cursor, $gt and an ascending walk before one', async () => {
+    const first = await graphqlCommands(MINE, { first: 2 }, bearer(aliceToken));
+    const page = (first.data as { viewer: { orders: { pageInfo: { endCursor: string } } } }).viewer.orders;
+    const next = await graphqlCommands(
+      MINE,
+      { first: 2, after: page.pageInfo.endCursor },
+      bearer(aliceToken),
+    );
+    expect(next.names).toEqual(['find']);
+    const after = next.commands[0]!;
+    expect(after.filter).toEqual({ customer_id: 'cus_alice', ulid: { $lt: expect.stringMatching(/^01/) } });
+    expect(plain(after.sort)).toEqual({ ulid: -1 });
+    const back = await graphqlCommands(
+      MINE,
+      { last: 2, before: page.pageInfo.endCursor },
+      bearer(aliceToken),
+    );
+    const before = back.commands[0]!;
+    expect(before.filter).toEqual({ customer_id: 'cus_alice', ulid: { $gt: expect.stringMatching(/^01/) } });
+    expect(plain(before.sort)).toEqual({ ulid: 1 });
+    expect(before.limit).toBe(3);
+  });
+
+  it('turns a created_at range into ulid bounds as well, so the ulid index bounds it', async () => {
+    const seen = await graphqlCommands(
+      LIST,
+      { first: 5, filter: { createdAfter: '2026-02-01T00:00:00Z', createdBefore: '2026-03-01T00:00:00Z' } },
+      support,
+    );
+    const filter = seen.commands[0]!.filter as Document;
+    expect(filter.created_at).toEqual({
+      $gt: new Date('2026-02-01T00:00:00Z'),
+      $lt: new Date('2026-03-01T00:00:00Z'),
+    });
+    // The first whole second after the lower bound, and the upper bound, as ULID time prefixes.
+    const lowest = (iso: string) => encodeTime(Date.parse(iso), 10) + '0'.repeat(16);
+    expect(filter.ulid).toEqual({
+      $gte: lowest('2026-02-01T00:00:01Z'),
+      $lt: lowest('2026-03-01T00:00:00Z'),
+    });
+  });
+
+  it.each([
+    ['no filter', 'ulid_1', {}],
+    ['a date range', 'ulid_1', { createdAfter: '2026-02-01T00:00:00Z' }],
+    ['currency alone (walks ulid_1, filtering)', 'ulid_1', { currency: 'usd' }],
+    ['customerId', 'customer_id_1_ulid_-1', { customerId: 'cus_bob' }],
+    [
+      'customerId with every other member',
+      'customer_id_1_ulid_-1',
+      {
+        customerId: 'cus_alice',
+        paymentStatus: ['PENDING'],
+        fulfillmentStatus: ['PENDING', 'PROCESSING'],
+        currency: 'GBP',
+        createdAfter: '2026-01-01T00:00:00Z',
+      },
+    ],
+    ['paymentStatus', 'payment_status_1_ulid_-1', { paymentStatus: ['PENDING'] }],
+    [
+      'paymentStatus with currency and dates',
+      'payment_status_1_ulid_-1',
+      { paymentStatus: ['COMPLETED'], currency: 'EUR', createdBefore: '2026-03-01T00:00:00Z' },
+    ],
+    [
+      'fulfillmentStatus',
+      'fulfillment_status_1_ulid_-1',
+      { fulfillmentStatus: ['PROCESSING', 'PARTIALLY_FULFILLED'] },
+    ],
+  ])('orders with %s: one find, walked in ulid order on %s', async (_name, index, filter) => {
+    const seen = await graphqlCommands(LIST, { first: 5, filter }, support);
+    expect(seen.names).toEqual(['find']);
+    const find = seen.commands[0]!;
+    expect(plain(find.sort)).toEqual({ ulid: -1 });
+    expect(find.limit).toBe(6);
+    expect(servedBy(filterFields(find.filter), ['ulid'], [indexKey(index)])).toBe(true);
+  });
+
+  it('counts with the same filter, without the keyset bound, only when totalCount is asked', async () => {
+    const query = LIST.replace('edges {', 'totalCount edges {');
+    const seen = await graphqlCommands(query, { first: 1, filter: { paymentStatus: ['PENDING'] } }, support);
+    expect(seen.names).toHaveLength(2);
+    expect(seen.names[0]).toBe('find');
+    expect(countFilter(seen.commands[1]!)).toEqual({ payment_status: { $in: ['pending'] } });
+  });
+
+  it('sends nothing for a caller who may not list orders', async () => {
+    commands = [];
+    await server.graphql(LIST, { first: 5 }, bearer(aliceToken));
+    await server.graphql(MINE, { first: 5 });
+    expect(commands).toEqual([]);
+  });
+});
+
+describe('GraphQL categories and brands', () => {
+  it('one aggregation each, grouping the whole collection (a scan, cached by the response cache)', async () => {
+    commands = [];
+    const reply = await server.graphql('{ categories { name } brands { id } }');
+    expect(reply.body.errors).toBeUndefined();
+    const seen = commands;
+    commands = [];
+    expect(seen.map((event) => event.commandName)).toEqual(['aggregate', 'aggregate']);
+    for (const event of seen) {
+      expect(event.command.aggregate).toBe('products');
+      expect((event.command.pipeline as Document[]).map((stage) => Object.keys(stage)[0])).toEqual([
+        '$group',
+      ]);
+    }
+  });
+});
+
+interface FilterFields {
+  /** Equality, or $in (MongoDB merges one index scan per value to keep the sort). */
+  equality: string[];
+  /** Only $gt/$gte/$lt/$lte: index bounds when the field is in the key. */
+  range: string[];
+}
+
+const RANGE_OPERATORS = new Set(['$gt', '$gte', '$lt', '$lte']);
+
+function filterFields(filter: unknown): FilterFields {
+  const fields: FilterFields = { equality: [], range: [] };
   const visit = (part: unknown) => {
     if (!part || typeof part !== 'object') return;
     for (const [field, value] of Object.entries(part)) {
       if (field === '$and') (value as unknown[]).forEach(visit);
       else if (field.startsWith('$'))
         continue; // $or of regexes: scanned, see docs/benchmarks.md
-      else if (value && typeof value === 'object' && '$regex' in value) continue;
-      else equality.push(field);
+      else if (value && typeof value === 'object' && !(value instanceof Date)) {
+        const operators = Object.keys(value);
+        if (operators.every((operator) => RANGE_OPERATORS.has(operator))) fields.range.push(field);
+        else if (operators.includes('$in')) fields.equality.push(field);
+        // $regex: scanned, see docs/benchmarks.md
+      } else fields.equality.push(field);
     }
   };
   visit(filter);
-  return [equality, Object.keys(sort ?? {})];
+  return fields;
 }
 
-function servedBy(equality: string[], sortFields: string[], keys: string[][]): boolean {
+/**
+ * An index serves a query when its key starts with equality fields of the filter and continues
+ * with the sort (ESR), so MongoDB walks it in order and stops at the limit; without a sort, its
+ * first field must at least bound the scan. Other predicates are checked on the documents walked.
+ */
+function servedBy(fields: FilterFields, sortFields: string[], keys: string[][]): boolean {
   return keys.some((key) => {
-    const head = key.slice(0, equality.length);
-    return (
-      equality.every((field) => head.includes(field)) &&
-      sortFields.every((field, index) => key[equality.length + index] === field)
-    );
+    let prefix = 0;
+    while (prefix < key.length && fields.equality.includes(key[prefix]!)) prefix += 1;
+    if (sortFields.length > 0) return sortFields.every((field, index) => key[prefix + index] === field);
+    return prefix > 0 || fields.range.includes(key[0]!);
   });
 }
 
@@ -226,10 +414,11 @@ describe('indexes', () => {
       const collection = (command.find ?? command.count ?? command.aggregate) as 'products' | 'orders';
       const keys = INDEXES[collection].map((index) => Object.keys(index.key));
       const filter = event.commandName === 'find' ? command.filter : countFilter(command);
-      const [equality, sortFields] = indexablePrefix(filter, plain(command.sort));
-      if (equality!.length === 0 && sortFields!.length === 0) continue; // metadata count or full scan by design
+      const fields = filterFields(filter);
+      const sortFields = Object.keys(plain(command.sort) ?? {});
+      if (fields.equality.length + fields.range.length + sortFields.length === 0) continue; // metadata count or full scan by design
       expect(
-        servedBy(equality!, sortFields!, keys),
+        servedBy(fields, sortFields, keys),
         `${event.commandName} on ${collection} with filter ${JSON.stringify(filter)} and sort ${JSON.stringify(plain(command.sort))}`,
       ).toBe(true);
     }
