@@ -333,3 +333,82 @@ describe('orders and nodes', () => {
     expect(reply.names).toEqual(['find']);
   });
 });
+
+describe('order lists', () => {
+  const MY_ORDERS = (withTotal: boolean) => /* GraphQL */ `
+    query ($first: Int, $after: String, $filter: OrderFilter) {
+      viewer {
+        orders(first: $first, after: $after, filter: $filter) {
+          ${withTotal ? 'totalCount' : ''}
+          edges { node { ...AllOrderFields } }
+          pageInfo { hasNextPage endCursor }
+        }
+      }
+    }
+    ${ORDER_FIELDS}
+  `;
+  interface MyOrders {
+    viewer: {
+      orders: {
+        edges: { node: { items: unknown[] } }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string };
+      };
+    };
+  }
+  let alice: Record<string, string>;
+  beforeAll(async () => {
+    alice = bearer(await mintToken({ sub: 'cus_alice' }));
+  });
+
+  it('costs one find per page of viewer.orders with every field and item, whatever the page size', async () => {
+    const alicesOrders = FIXTURE_ORDERS.filter((order) => order.customer_id === 'cus_alice');
+    for (const first of [1, 5, 20]) {
+      const page = await measure(MY_ORDERS(false), { first }, alice);
+      const edges = (page.data as unknown as MyOrders).viewer.orders.edges;
+      expect(edges).toHaveLength(Math.min(first, alicesOrders.length));
+      expect(page.names).toEqual(['find']);
+      expect(page.finds[0]?.limit).toBe(first + 1);
+    }
+  });
+
+  it('walks every page with one find each, and adds one count for totalCount', async () => {
+    let after: string | null = null;
+    let pages = 0;
+    for (;;) {
+      const page = await measure(MY_ORDERS(pages === 0), { first: 4, after }, alice);
+      expect(page.names.sort()).toEqual(pages === 0 ? ['count', 'find'] : ['find']);
+      pages += 1;
+      const { pageInfo } = (page.data as unknown as MyOrders).viewer.orders;
+      if (!pageInfo.hasNextPage) break;
+      after = pageInfo.endCursor;
+    }
+    expect(pages).toBe(Math.ceil(FIXTURE_ORDERS.filter((o) => o.customer_id === 'cus_alice').length / 4));
+  });
+
+  it('costs one find for a filtered support page of every order with its items', async () => {
+    const query = /* GraphQL */ `
+      query ($filter: OrderFilter) {
+        orders(first: 20, filter: $filter) {
+          edges {
+            node {
+              ...AllOrderFields
+            }
+          }
+        }
+      }
+      ${ORDER_FIELDS}
+    `;
+    const all = await measure(query, {}, admin);
+    expect((all.data.orders as { edges: unknown[] }).edges).toHaveLength(FIXTURE_ORDERS.length);
+    expect(all.names).toEqual(['find']);
+    const filtered = await measure(query, { filter: { paymentStatus: ['PENDING'], currency: 'GBP' } }, admin);
+    expect(filtered.names).toEqual(['find']);
+  });
+
+  it('costs one aggregation each for categories and brands', async () => {
+    const reply = await measure('{ categories { name productCount } brands { id name productCount } }');
+    // `measure` files aggregate under count (countDocuments is one); no find, nothing per row.
+    expect(reply.names).toEqual(['count', 'count']);
+    expect(reply.finds).toEqual([]);
+  });
+});
