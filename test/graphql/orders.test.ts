@@ -401,3 +401,22 @@ describe('errors', () => {
     expect(idsOf(old.orders)).toEqual(ALICE_NEWEST_FIRST);
   });
 });
+
+describe('cost', () => {
+  const FULL_PAGE = `orders(first: 100) { totalCount edges { cursor node { id databaseId ulid orderNumber
+    fulfillmentStatus paymentStatus currency createdAt updatedAt subtotal { amount currency formatted }
+    conversionFees { amount currency formatted } total { amount currency formatted }
+    items { id databaseId productName variantName quantity createdAt updatedAt
+      unitPrice { amount currency formatted } totalPrice { amount currency formatted } } } }
+    pageInfo { hasNextPage endCursor } }`;
+
+  it('accepts a full page of 100 orders with every field, and costs order pages by their size', async () => {
+    expect((await server.graphql(`{ viewer { ${FULL_PAGE} } }`, {}, alice)).body.errors).toBeUndefined();
+    expect((await server.graphql(`{ ${FULL_PAGE} }`, {}, support)).body.errors).toBeUndefined();
+    const pages = Array.from({ length: 8 }, (_, index) => `p${index}: ${FULL_PAGE}`).join(' ');
+    const costly = await server.graphql(`{ viewer { ${pages} } }`, {}, alice);
+    expect(costly.body.errors?.[0]?.message).toMatch(/cost limit of 150000 exceeded/i);
+    const small = pages.replaceAll('first: 100', 'first: 5');
+    expect((await server.graphql(`{ viewer { ${small} } }`, {}, alice)).body.errors).toBeUndefined();
+  });
+});
