@@ -69,6 +69,15 @@ function int(rng: RandomGenerator, from: number, to: number): number {
   return uniformInt(rng, from, to);
 }
 
+/**
+ * A customer rank from 1 to `pool`, Zipf-like (P(rank <= k) = ln(k + 1) / ln(pool + 1)): a few
+ * customers order very often and most rarely, as in a real shop. One PRNG draw, like a uniform pick.
+ */
+function zipfRank(rng: RandomGenerator, pool: number): number {
+  const unit = uniformInt(rng, 0, 0x3fff_ffff) / 0x4000_0000;
+  return Math.min(pool, Math.floor((pool + 1) ** unit));
+}
+
 function chance(rng: RandomGenerator, percent: number): boolean {
   return uniformInt(rng, 0, 99) < percent;
 }
@@ -595,7 +604,10 @@ export interface OrderGeneratorOptions {
    * first 1000, whether or not they were inserted: items carry names and prices, not product ids.
    */
   products?: ProductRange;
-  /** Size of the customer pool: customer ids are cus_000001 ... (default 1000). */
+  /**
+   * Size of the customer pool: customer ids are cus_000001 ... (default 1000), ordering Zipf-like:
+   * cus_000001 places about ln 2 / ln(pool + 1) of all orders (10% of a pool of 1000).
+   */
   customers?: number;
   batchSize?: number;
 }
@@ -672,7 +684,7 @@ function generateOrder(
       id,
       ulid: orderUlid(rng, created * 1000 + int(rng, 0, 999), key, id),
       order_number: `ORD-${createdAt.getUTCFullYear()}-${String(id).padStart(6, '0')}`,
-      customer_id: `cus_${String(int(rng, 1, customers)).padStart(6, '0')}`,
+      customer_id: `cus_${String(zipfRank(rng, customers)).padStart(6, '0')}`,
       fulfillment_status: fulfillment,
       payment_status: payment,
       currency,

@@ -189,6 +189,21 @@ describe('generated orders', () => {
     expect(new Set(orders.map((order) => order.customer_id)).size).toBeGreaterThan(100);
   });
 
+  it('give customers realistic order counts: a few with many, most with one or two', () => {
+    const perCustomer = new Map<string, number>();
+    for (const order of orders)
+      perCustomer.set(order.customer_id, (perCustomer.get(order.customer_id) ?? 0) + 1);
+    const counts = [...perCustomer.values()].sort((a, b) => b - a);
+    // 3000 orders over a pool of 1000: the busiest customer has about a tenth of them.
+    expect(counts[0]).toBeGreaterThan(ORDER_COUNT / 20);
+    expect(counts[0]).toBeLessThan(ORDER_COUNT / 5);
+    expect(counts.filter((count) => count >= 20).length).toBeGreaterThanOrEqual(5);
+    const median = counts[Math.floor(counts.length / 2)]!;
+    expect(median).toBeLessThanOrEqual(2);
+    expect(perCustomer.get('cus_000001')).toBe(counts[0]);
+    for (const customer of perCustomer.keys()) expect(customer).toMatch(/^cus_(000[0-9]{3}|001000)$/);
+  });
+
   it('continue ids from the given starts', () => {
     const [batch] = [...generateOrders({ seed: 42, count: 2, startId: 9, startItemId: 117 })];
     expect(batch?.map((order) => order.id)).toEqual([9, 10]);
