@@ -1,7 +1,7 @@
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createInMemoryCache, useResponseCache, type Cache } from '@envelop/response-cache';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, type DocumentNode } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
@@ -91,7 +91,9 @@ export function createApp(deps: AppDependencies): App {
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
-      useGraphQlJit(),
+      // It caches per document, not per operation, so a document with several operations (as
+      // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
+      useGraphQlJit({}, { enableIf: ({ document }) => operationCount(document) === 1 }),
       ...(config.responseCacheTtlMs > 0
         ? [
             // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables,
@@ -122,6 +124,10 @@ export function createApp(deps: AppDependencies): App {
     ],
   });
   return Object.assign(yoga, { metrics });
+}
+
+function operationCount(document: DocumentNode): number {
+  return document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length;
 }
 
 function countedCache(cache: Cache, metrics: Metrics): Cache {

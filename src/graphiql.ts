@@ -1,7 +1,7 @@
-/** What GraphiQL opens with: a products page, ready to run. */
+/** What GraphiQL opens with: a products page and the caller's latest orders, ready to run. */
 export const GRAPHIQL_DEFAULT_QUERY = /* GraphQL */ `
-  # Storefront Gateway. Orders need a token: add the header
-  # {"Authorization": "Bearer <token>"} below (npm run token -- --sub <customer>).
+  # Storefront Gateway. Run FirstProducts as it is. MyOrders needs a token: add the header
+  # {"Authorization": "Bearer <token>"} below (npm run token -- --sub cus_alice).
   query FirstProducts {
     products(first: 5) {
       totalCount
@@ -21,6 +21,31 @@ export const GRAPHIQL_DEFAULT_QUERY = /* GraphQL */ `
       pageInfo {
         hasNextPage
         endCursor
+      }
+    }
+  }
+
+  query MyOrders {
+    viewer {
+      customerId
+      orders(first: 5) {
+        totalCount
+        edges {
+          node {
+            ulid
+            orderNumber
+            fulfillmentStatus
+            paymentStatus
+            total {
+              formatted
+            }
+            createdAt
+          }
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
       }
     }
   }
