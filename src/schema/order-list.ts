@@ -47,8 +47,8 @@ const OrderFilter = builder.inputType('OrderFilter', {
   }),
 });
 
-function distinctSorted<T extends string>(errors: FieldErrors, field: string, values: T[]): T[] {
-  if (values.length === 0) errors[field] = [`The ${field} filter must not be empty.`];
+function distinctSorted<T extends string>(errors: FieldErrors, member: string, values: T[]): T[] {
+  if (values.length === 0) errors[`filter.${member}`] = [`The ${member} filter must not be empty.`];
   return [...new Set(values)].sort();
 }
 
@@ -57,13 +57,9 @@ function criteriaOf(filter: OrderFilterInput | null | undefined, errors: FieldEr
   const criteria: OrderCriteria = {};
   if (!filter) return criteria;
   if (filter.paymentStatus)
-    criteria.paymentStatuses = distinctSorted(errors, 'filter.paymentStatus', filter.paymentStatus);
+    criteria.paymentStatuses = distinctSorted(errors, 'paymentStatus', filter.paymentStatus);
   if (filter.fulfillmentStatus)
-    criteria.fulfillmentStatuses = distinctSorted(
-      errors,
-      'filter.fulfillmentStatus',
-      filter.fulfillmentStatus,
-    );
+    criteria.fulfillmentStatuses = distinctSorted(errors, 'fulfillmentStatus', filter.fulfillmentStatus);
   if (filter.createdAfter) criteria.createdAfter = filter.createdAfter;
   if (filter.createdBefore) criteria.createdBefore = filter.createdBefore;
   const currency = normaliseText(filter.currency);

@@ -356,7 +356,7 @@ describe('errors', () => {
     [{ first: 1, before: 'garbage!' }, { before: ['The before cursor is not valid.'] }],
     [
       { first: 1, filter: { paymentStatus: [] } },
-      { 'filter.paymentStatus': ['The filter.paymentStatus filter must not be empty.'] },
+      { 'filter.paymentStatus': ['The paymentStatus filter must not be empty.'] },
     ],
     [
       { first: 1, filter: { currency: 'EURO' } },
