@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
-const SYMBOLS: Record<string, string> = { USD: '$', EUR: '€', GBP: '£', CAD: 'CA$' };
+const SYMBOLS: Record<string, string> = { USD: '$', EUR: '€', GBP: '£', CAD: 'CA$', AUD: 'A$' };
 
 const timestamp = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, '+00:00');
 
