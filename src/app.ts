@@ -104,7 +104,7 @@ export function createApp(deps: AppDependencies): App {
               enabled: (context) => !isRestExecution(context),
               cache: countedCache(createInMemoryCache(), metrics),
               ttl: config.responseCacheTtlMs,
-              ttlPerType: { Order: 0, OrderItem: 0 },
+              ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0 },
               includeExtensionMetadata: false,
               // The default also says so on the console for every 401/403/422.
               shouldCacheResult: ({ result }) => !result.errors?.length,
