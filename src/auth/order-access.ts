@@ -1,5 +1,5 @@
 import type { OrderDoc } from '../db/documents';
-import { forbidden, unauthenticated } from '../errors';
+import { unauthenticated } from '../errors';
 import type { Viewer } from './viewer';
 
 export const READ_ALL_ORDERS_SCOPE = 'orders:read:all';
@@ -12,8 +12,4 @@ export function requireCustomer(viewer: Viewer): Extract<Viewer, { kind: 'custom
 
 export function canReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): boolean {
   return viewer.scopes.has(READ_ALL_ORDERS_SCOPE) || order.customer_id === viewer.customerId;
-}
-
-export function assertCanReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): void {
-  if (!canReadOrder(viewer, order)) throw forbidden();
 }
