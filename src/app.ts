@@ -16,6 +16,7 @@ import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useRequestLog } from './http/use-request-log';
+import { useStartPage } from './http/use-start-page';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { isRestExecution, useRestApi } from './rest/use-rest-api';
@@ -87,6 +88,7 @@ export function createApp(deps: AppDependencies): App {
       useHttpGuards({ maxBodyBytes: config.maxBodyBytes }),
       useHealth({ pingDatabase: () => pingDatabase(database.db) }),
       metrics.plugin,
+      useStartPage({ graphiql: config.introspection }),
       ...(deps.plugins ?? []),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
