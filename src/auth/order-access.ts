@@ -3,6 +3,8 @@ import { unauthenticated } from '../errors';
 import type { Viewer } from './viewer';
 
 export const READ_ALL_ORDERS_SCOPE = 'orders:read:all';
+/** Every scope a token can usefully carry (the token script refuses others). */
+export const KNOWN_SCOPES: readonly string[] = [READ_ALL_ORDERS_SCOPE];
 
 /** Authentication comes first, so an anonymous caller learns nothing about which orders exist. */
 export function requireCustomer(viewer: Viewer): Extract<Viewer, { kind: 'customer' }> {
