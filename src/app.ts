@@ -5,7 +5,7 @@ import { GraphQLError } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
-import { createContext, type AppContext } from './context';
+import { createContext, isRestExecution, type AppContext } from './context';
 import { instrumented } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -19,7 +19,7 @@ import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { isRestExecution, useRestApi } from './rest/use-rest-api';
+import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
 
 export interface AppDependencies {

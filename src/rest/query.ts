@@ -59,9 +59,9 @@ export function integerField(name: string, { max, default: fallback, description
       z
         .int({ error: `The ${label} field must be an integer.` })
         .min(1, { error: `The ${label} field must be at least 1.` })
-        .max(max, { error: `The ${label} field must not be greater than ${max}.` }),
+        .max(max, { error: `The ${label} field must not be greater than ${max}.` })
+        .optional(),
     )
-    .optional()
     .meta({ description, default: fallback });
 }
 
@@ -85,15 +85,18 @@ export function textField(name: string, { required = false, description }: TextF
       abort: true,
     })
     .meta({ maxLength: MAX_TERM_LENGTH });
-  const field = z.preprocess(trimmed, required ? text : text.optional());
+  const field = z.preprocess(
+    trimmed,
+    required ? text.meta({ minLength: 1, pattern: '\\S' }) : text.optional(),
+  );
   return field.meta({ description });
 }
 
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
 
 /** Validates a query against its schema; errors keep the schema's field order, one message per field. */
-export function parseQuery<T>(schema: z.ZodType<T>, query: URLSearchParams): QueryResult<T> {
-  const result = schema.safeParse(readQuery(query));
+export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, QueryValue>): QueryResult<T> {
+  const result = schema.safeParse(query);
   if (result.success) return { ok: true, value: result.data };
   const errors: FieldErrors = {};
   for (const issue of result.error.issues) {
