@@ -58,7 +58,12 @@ export const Variant = z
     price: ProductMoney,
     face_value: ProductMoney,
   })
-  .meta({ id: 'Variant', description: 'The one variant of a product entry.' });
+  .meta({
+    id: 'Variant',
+    description:
+      'The one variant of a product entry (exactly one per product). `price` is the selling price; ' +
+      '`face_value` the nominal value, which may equal the price.',
+  });
 
 export const Product = z
   .strictObject({

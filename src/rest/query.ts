@@ -62,7 +62,7 @@ export function integerField(name: string, { max, default: fallback, description
         .max(max, { error: `The ${label} field must not be greater than ${max}.` })
         .optional(),
     )
-    .meta({ description, default: fallback });
+    .meta({ default: fallback, param: { description } });
 }
 
 export interface TextFieldOptions {
@@ -89,7 +89,7 @@ export function textField(name: string, { required = false, description }: TextF
     trimmed,
     required ? text.meta({ minLength: 1, pattern: '\\S' }) : text.optional(),
   );
-  return field.meta({ description });
+  return field.meta({ param: { description } });
 }
 
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
