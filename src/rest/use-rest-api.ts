@@ -30,6 +30,16 @@ const ALLOWED_METHODS = 'GET, HEAD';
 type Yoga = YogaServerInstance<Record<string, unknown>, AppContext>;
 type Run = (document: DocumentNode, variables: Record<string, unknown>) => Promise<ExecutionResult>;
 
+interface MatchedRequest {
+  endpoint: Endpoint;
+  params: Record<string, string>;
+  /** The request path without its trailing slash. */
+  path: string;
+  url: URL;
+  request: Request;
+  run: Run;
+}
+
 /** The endpoint a request path names, and its path parameters. */
 export function matchEndpoint(
   pathname: string,
@@ -88,14 +98,8 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       })) as ExecutionResult;
     };
 
-  async function respond(
-    endpoint: Endpoint,
-    params: Record<string, string>,
-    path: string,
-    url: URL,
-    request: Request,
-    run: Run,
-  ) {
+  /** One matched GET/HEAD: validate once, serve from the page cache or run, then build the body. */
+  async function respond({ endpoint, params, path, url, request, run }: MatchedRequest): Promise<Response> {
     const query = readQuery(url.searchParams);
     const input = parseQuery(endpoint.query, query);
     if (!input.ok) return validationResponse(input.errors);
@@ -143,7 +147,7 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       let response: Response;
       try {
         const run = runner(request, serverContext as Record<string, unknown>);
-        response = await respond(matched.endpoint, matched.params, path, url, request, run);
+        response = await respond({ ...matched, path, url, request, run });
       } catch (error) {
         onUnexpectedError(error, request);
         response = messageResponse(500, 'Server Error.');
