@@ -1,4 +1,4 @@
-import { matchEndpoint } from '../rest/use-rest-api';
+import { matchEndpoint } from '../rest/endpoints';
 
 /** A low-cardinality name for a request path: the label of logs and metrics. */
 export function routeLabel(pathname: string): string {

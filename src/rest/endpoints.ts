@@ -137,6 +137,17 @@ export const getOrder = defineEndpoint({
 
 export const REST_ENDPOINTS: readonly Endpoint[] = [listProducts, searchProducts, getOrder];
 
+/** The endpoint a request path names, and its path parameters. */
+export function matchEndpoint(
+  pathname: string,
+): { endpoint: Endpoint; params: Record<string, string> } | null {
+  for (const endpoint of REST_ENDPOINTS) {
+    const params = endpoint.match(pathname);
+    if (params) return { endpoint, params };
+  }
+  return null;
+}
+
 function safeDecode(segment: string): string {
   try {
     return decodeURIComponent(segment);

@@ -2,7 +2,7 @@ import { parse, validate, type DocumentNode, type ExecutionResult, type GraphQLS
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { AppContext } from '../context';
 import type { Endpoint } from './endpoint';
-import { REST_ENDPOINTS } from './endpoints';
+import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
 import { createPageCache } from './page-cache';
 import { parseQuery, readQuery } from './query';
 import {
@@ -38,17 +38,6 @@ interface MatchedRequest {
   url: URL;
   request: Request;
   run: Run;
-}
-
-/** The endpoint a request path names, and its path parameters. */
-export function matchEndpoint(
-  pathname: string,
-): { endpoint: Endpoint; params: Record<string, string> } | null {
-  for (const endpoint of REST_ENDPOINTS) {
-    const params = endpoint.match(pathname);
-    if (params) return { endpoint, params };
-  }
-  return null;
 }
 
 /** Each endpoint's operation, parsed and validated against the schema once, at start. */
