@@ -13,6 +13,7 @@ import {
 } from '../src/format/money';
 import { formatTimestamp } from '../src/format/timestamp';
 import { pageEnvelope } from '../src/rest/pagination';
+import { readQuery } from '../src/rest/query';
 import { announce, exitWithParent, peerEnvironment } from './peers/shared';
 
 /**
@@ -125,7 +126,10 @@ async function productPage(res: ServerResponse, url: URL, criteria: ProductCrite
   send(
     res,
     200,
-    pageEnvelope(items.map(restProduct), numbers, env.publicBaseUrl, url.pathname, url.searchParams),
+    pageEnvelope(
+      { items: items.map(restProduct), ...numbers },
+      { query: readQuery(url.searchParams), baseUrl: env.publicBaseUrl, path: url.pathname },
+    ),
   );
 }
 

@@ -6,6 +6,7 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from '../seed/generator';
 import { loadFixtures, loadGenerated, type LoadProgress } from '../seed/load';
+import { sampleCustomers, tryItLines } from '../seed/summary';
 
 const USAGE = `Usage: npm run seed -- [--fixtures] [--products N] [--orders M] [--seed S] [--batch-size B]
 
@@ -155,36 +156,41 @@ async function run(args: SeedArgs): Promise<void> {
       console.log(
         `Loaded the fixtures into "${config.mongo.dbName}": ${loaded.products} products, ${loaded.orders} orders.`,
       );
-      return;
+    } else {
+      await generate(args, database, config.mongo.dbName);
     }
-
-    const progress = progressReporter(args.products + args.orders);
-    let result;
-    try {
-      result = await loadGenerated(database.db, {
-        seed: args.seed,
-        products: args.products,
-        orders: args.orders,
-        withFixtures: args.fixtures,
-        batchSize: args.batchSize,
-        onProgress: (update) => progress.update(update),
-      });
-    } finally {
-      progress.stop();
-    }
-    const fixtures =
-      result.fixtures.products + result.fixtures.orders > 0
-        ? ` after the fixtures (${result.fixtures.products} products, ${result.fixtures.orders} orders)`
-        : '';
-    console.log(
-      `Seeded "${config.mongo.dbName}" with seed ${args.seed}${fixtures}: ` +
-        `${count(result.products)} products, ${count(result.orders)} orders ` +
-        `in ${(result.elapsedMs / 1000).toFixed(1)} s (${count(result.docsPerSecond)} docs/s).`,
-    );
+    const baseUrl = config.publicBaseUrl ?? `http://${config.host}:${config.port}`;
+    console.log(tryItLines(await sampleCustomers(database.db), baseUrl).join('\n'));
   } finally {
     await database?.close().catch(() => undefined);
     await embedded?.stop();
   }
+}
+
+async function generate(args: SeedArgs, database: Database, dbName: string): Promise<void> {
+  const progress = progressReporter(args.products + args.orders);
+  let result;
+  try {
+    result = await loadGenerated(database.db, {
+      seed: args.seed,
+      products: args.products,
+      orders: args.orders,
+      withFixtures: args.fixtures,
+      batchSize: args.batchSize,
+      onProgress: (update) => progress.update(update),
+    });
+  } finally {
+    progress.stop();
+  }
+  const fixtures =
+    result.fixtures.products + result.fixtures.orders > 0
+      ? ` after the fixtures (${result.fixtures.products} products, ${result.fixtures.orders} orders)`
+      : '';
+  console.log(
+    `Seeded "${dbName}" with seed ${args.seed}${fixtures}: ` +
+      `${count(result.products)} products, ${count(result.orders)} orders ` +
+      `in ${(result.elapsedMs / 1000).toFixed(1)} s (${count(result.docsPerSecond)} docs/s).`,
+  );
 }
 
 async function main(): Promise<number> {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { resolveJwtSecret } from '../src/auth/dev-secret';
+import { KNOWN_SCOPES } from '../src/auth/order-access';
 import { ConfigError, loadConfig } from '../src/config';
 
 /** Prints an HS256 token that the server started with the same environment accepts. */
@@ -26,6 +27,17 @@ if (values.help) {
 }
 if (!values.sub) {
   console.error(`--sub is required.\n${usage}`);
+  process.exit(2);
+}
+
+const unknownScopes = (values.scope ?? '')
+  .split(' ')
+  .filter((scope) => scope && !KNOWN_SCOPES.includes(scope));
+if (unknownScopes.length > 0) {
+  console.error(
+    `Unknown scope ${unknownScopes.join(', ')}: the server knows ${KNOWN_SCOPES.join(', ')}. ` +
+      'Without --scope a customer reads their own orders.',
+  );
   process.exit(2);
 }
 

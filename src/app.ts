@@ -5,7 +5,7 @@ import { GraphQLError, Kind, type DocumentNode } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
-import { createContext, type AppContext } from './context';
+import { createContext, isRestExecution, type AppContext } from './context';
 import { instrumented } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -16,9 +16,10 @@ import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useRequestLog } from './http/use-request-log';
+import { useStartPage } from './http/use-start-page';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { isRestExecution, useRestApi } from './rest/use-rest-api';
+import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
 
 export interface AppDependencies {
@@ -87,6 +88,7 @@ export function createApp(deps: AppDependencies): App {
       useHttpGuards({ maxBodyBytes: config.maxBodyBytes }),
       useHealth({ pingDatabase: () => pingDatabase(database.db) }),
       metrics.plugin,
+      useStartPage({ graphiql: config.introspection }),
       ...(deps.plugins ?? []),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
@@ -107,7 +109,7 @@ export function createApp(deps: AppDependencies): App {
               cache: countedCache(createInMemoryCache(), metrics),
               ttl: config.responseCacheTtlMs,
               // An empty order list holds no Order, so its connection and the viewer are listed too.
-              ttlPerType: { Order: 0, OrderItem: 0, OrderConnection: 0, OrderEdge: 0, Viewer: 0 },
+              ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0, OrderConnection: 0, OrderEdge: 0, Viewer: 0 },
               includeExtensionMetadata: false,
               // The default also says so on the console for every 401/403/422.
               shouldCacheResult: ({ result }) => !result.errors?.length,

@@ -76,7 +76,7 @@ const envSchema = z.object({
     .refine(isKnownLocale, 'must be a locale this Node.js knows')
     .default('en-US'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  SEED_FIXTURES: z.enum(['true', 'false']).default('true'),
+  SEED_FIXTURES: z.enum(['true', 'false']).optional(),
   MONGODB_MAX_POOL_SIZE: z.coerce
     .number({ message: 'must be a number' })
     .int('must be a whole number')
@@ -156,7 +156,11 @@ export interface Config {
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    super(
+      problems.length === 1
+        ? `Invalid configuration: ${problems[0]}`
+        : `Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -200,6 +204,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
     problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
   }
+  if (values.NODE_ENV === 'production' && !values.MONGODB_URI) {
+    problems.push(
+      'MONGODB_URI: required when NODE_ENV=production (the embedded database is for development)',
+    );
+  }
   if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
     problems.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
   }
@@ -237,7 +246,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }),
     storeLocale: values.STORE_LOCALE,
     logLevel: values.LOG_LEVEL,
-    seedFixturesWhenEmpty: values.SEED_FIXTURES === 'true',
+    // Sample orders of fictional customers never reach a production database unless asked for.
+    seedFixturesWhenEmpty: values.SEED_FIXTURES
+      ? values.SEED_FIXTURES === 'true'
+      : values.NODE_ENV !== 'production',
     corsOrigins: Object.freeze(corsOrigins) as string[],
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,

@@ -11,6 +11,15 @@ export interface AppContext {
   orders: OrderRepository;
   /** Locale of `localizedDecimal` / `localized_decimal`. */
   storeLocale: string;
+  /**
+   * Set by the /api/v1 adapter on its executions: its query schemas have validated the arguments
+   * already (resolvers skip their own checks), and it caches finished pages itself.
+   */
+  restExecution?: true;
+}
+
+export function isRestExecution(context: unknown): boolean {
+  return (context as Partial<AppContext> | null)?.restExecution === true;
 }
 
 export interface ContextDependencies {

@@ -1,14 +1,9 @@
 import { createGraphQLError } from 'graphql-yoga';
 
-/** Expected failures. Their codes are the shared language of GraphQL errors and REST statuses. */
-export const ERROR_CODES = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  BAD_USER_INPUT: 422,
-  SERVICE_UNAVAILABLE: 503,
-} as const;
-export type ErrorCode = keyof typeof ERROR_CODES;
+/**
+ * Expected failures. Their `extensions.code` is the shared language of GraphQL errors and REST
+ * statuses (the REST mapping: src/rest/responses.ts).
+ */
 
 /** Field-level validation messages, keyed by the field's REST name (Laravel style). */
 export type FieldErrors = Record<string, string[]>;

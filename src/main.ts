@@ -1,53 +1,64 @@
+import type { Db } from 'mongodb';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 import { startServer } from './server';
+import { startFailureHint } from './start-failure';
 
-/** Process entry: validated config, the server, the URLs a person needs, and clean shutdown. */
-
-let config: Config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
-  }
-  throw error;
+export interface MainOptions {
+  /** Loads the sample fixtures into an empty database (see scripts/start.ts, which supplies it). */
+  seedIfEmpty?: (db: Db) => Promise<boolean>;
 }
 
-const logger = createLogger(config.logLevel);
-const server = await startServer({ config, logger }).catch((error: unknown) => {
-  logger.fatal({ err: error }, 'the server could not start');
-  process.exit(1);
-});
+/** Process entry: validated config, the server, the URLs a person needs, and clean shutdown. */
+export async function main({ seedIfEmpty }: MainOptions = {}): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
 
-const base = config.publicBaseUrl ?? server.url;
-logger.info({ url: server.url }, 'storefront gateway listening');
-console.log(
-  [
-    '',
-    `Storefront Gateway is running${server.embedded ? ' on the embedded FerretDB database' : ''}.`,
-    `  GraphQL + GraphiQL  ${base}/graphql`,
-    `  REST                ${base}/api/v1/products`,
-    `  REST search         ${base}/api/v1/products/search?term=card`,
-    `  REST order          ${base}/api/v1/orders/{ulid}   (token: npm run token -- --sub <customer>)`,
-    `  API docs            ${base}/docs`,
-    '',
-  ].join('\n'),
-);
-
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server
-      .close()
-      .then(() => process.exit(0))
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
+  const logger = createLogger(config.logLevel);
+  const server = await startServer({ config, logger, seedIfEmpty }).catch((error: unknown) => {
+    const hint = startFailureHint(error, config);
+    if (hint) console.error(hint);
+    else logger.fatal({ err: error }, 'the server could not start');
+    process.exit(1);
   });
+
+  const base = config.publicBaseUrl ?? server.url;
+  logger.info({ url: server.url }, 'storefront gateway listening');
+  console.log(
+    [
+      '',
+      `Storefront Gateway is running${server.embedded ? ' on the embedded FerretDB database' : ''}.`,
+      `  Start page          ${base}/`,
+      `  GraphQL + GraphiQL  ${base}/graphql`,
+      `  REST                ${base}/api/v1/products`,
+      `  REST search         ${base}/api/v1/products/search?term=card`,
+      `  REST order          ${base}/api/v1/orders/{ulid}   (token: npm run token -- --sub <customer>)`,
+      `  API docs            ${base}/docs`,
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      server
+        .close()
+        .then(() => process.exit(0))
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        });
+    });
+  }
 }

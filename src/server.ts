@@ -5,11 +5,11 @@ import { createApp, type App } from './app';
 import { resolveJwtSecret } from './auth/dev-secret';
 import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
+import type { Db } from 'mongodb';
+import type { EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
 import type { Logger } from './logger';
-import { seedFixturesIfEmpty } from '../seed/load';
 
 export interface RunningServer {
   url: string;
@@ -25,6 +25,11 @@ export interface RunningServer {
 export interface StartOptions {
   config: Config;
   logger: Logger;
+  /**
+   * Loads sample data into an empty database and says whether it did; called only when
+   * SEED_FIXTURES allows it. Injected by the entry point: src/ never imports seed/.
+   */
+  seedIfEmpty?: (db: Db) => Promise<boolean>;
 }
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
@@ -38,10 +43,14 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 }
 
 /** Database (real or embedded), indexes, optional fixtures, the app and its HTTP server. */
-export async function startServer({ config, logger }: StartOptions): Promise<RunningServer> {
+export async function startServer({ config, logger, seedIfEmpty }: StartOptions): Promise<RunningServer> {
   let embedded: EmbeddedDatabase | undefined;
   let uri = config.mongo.uri;
   if (!uri) {
+    // loadConfig refuses production without MONGODB_URI; this guards callers that build a Config by hand.
+    if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
+    // Loaded only here, so a server on MONGODB_URI never loads the FerretDB launcher or its build.
+    const { startEmbeddedDatabase } = await import('./db/embedded');
     embedded = await startEmbeddedDatabase({
       dataDir: path.join(config.dataDir, 'db'),
       log: (line) => logger.info(line),
@@ -62,7 +71,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
     });
     const created = await ensureIndexes(database.db);
     if (created.length > 0) logger.info({ indexes: created }, 'created indexes');
-    if (config.seedFixturesWhenEmpty && (await seedFixturesIfEmpty(database.db))) {
+    if (config.seedFixturesWhenEmpty && seedIfEmpty && (await seedIfEmpty(database.db))) {
       logger.info('loaded the sample fixtures into the empty database');
     }
 

@@ -42,6 +42,7 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET or JWT_JWKS_URL'],
+    [{ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }, 'MONGODB_URI'],
     [{ MONGODB_MAX_POOL_SIZE: '0' }, 'MONGODB_MAX_POOL_SIZE'],
     [{ MONGODB_READ_PREFERENCE: 'fastest' }, 'MONGODB_READ_PREFERENCE'],
   ])('rejects %o naming %s', (env, variable) => {
@@ -72,6 +73,7 @@ describe('configuration', () => {
     expect(config.jwt.algorithms).toEqual(['RS256', 'ES256', 'PS256', 'EdDSA']);
     expect(config.publicBaseUrl).toBe('https://shop.example.com');
     expect(config.mongo.readPreference).toBe('secondaryPreferred');
+    expect(config.seedFixturesWhenEmpty).toBe(false);
   });
 });
 

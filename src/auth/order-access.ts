@@ -1,8 +1,10 @@
 import type { OrderDoc } from '../db/documents';
-import { forbidden, unauthenticated } from '../errors';
+import { unauthenticated } from '../errors';
 import type { Viewer } from './viewer';
 
 export const READ_ALL_ORDERS_SCOPE = 'orders:read:all';
+/** Every scope a token can usefully carry (the token script refuses others). */
+export const KNOWN_SCOPES: readonly string[] = [READ_ALL_ORDERS_SCOPE];
 
 /** Authentication comes first, so an anonymous caller learns nothing about which orders exist. */
 export function requireCustomer(viewer: Viewer): Extract<Viewer, { kind: 'customer' }> {
@@ -17,8 +19,4 @@ export function canReadAllOrders(viewer: Extract<Viewer, { kind: 'customer' }>):
 
 export function canReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): boolean {
   return canReadAllOrders(viewer) || order.customer_id === viewer.customerId;
-}
-
-export function assertCanReadOrder(viewer: Extract<Viewer, { kind: 'customer' }>, order: OrderDoc): void {
-  if (!canReadOrder(viewer, order)) throw forbidden();
 }

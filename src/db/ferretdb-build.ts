@@ -50,13 +50,19 @@ interface ModuleDownload {
   Origin?: { Hash?: string };
 }
 
-async function buildFromModuleSource(version: string, output: string): Promise<void> {
+type Step = (line: string) => void;
+
+async function buildFromModuleSource(version: string, output: string, step: Step): Promise<void> {
+  step(
+    `1/3 downloading the FerretDB ${version} module and its dependencies (go mod download, ~1 GB on a cold Go cache)`,
+  );
   const { stdout } = await run('go', ['mod', 'download', '-json', `${FERRETDB_MODULE}@${version}`], {
     env: goEnv(),
     timeout: 10 * 60_000,
     maxBuffer: 16 * 1024 * 1024,
   });
   const download = JSON.parse(stdout) as ModuleDownload;
+  step('2/3 copying the module source and stamping its version');
   const source = path.join(FERRETDB_HOME, 'src', `FerretDB@${version}`);
   await rm(source, { recursive: true, force: true });
   await cp(download.Dir, source, { recursive: true });
@@ -65,6 +71,7 @@ async function buildFromModuleSource(version: string, output: string): Promise<v
   if (download.Origin?.Hash) {
     await writeFile(path.join(source, 'build', 'version', 'commit.txt'), `${download.Origin.Hash}\n`);
   }
+  step('3/3 compiling (go build)');
   await run('go', ['build', '-trimpath', '-o', output, './cmd/ferretdb'], {
     cwd: source,
     env: goEnv(),
@@ -92,21 +99,23 @@ export async function ensureFerretdbBinary(
     `Building the embedded database (FerretDB ${FERRETDB_VERSION}) with Go: a one-time build of 1-3 minutes…`,
   );
   const started = Date.now();
+  const seconds = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
+  const step: Step = (line) => log(`  [${seconds()}] ${line}`);
   await mkdir(path.dirname(binary), { recursive: true });
   const partial = `${binary}.${process.pid}.partial`;
   const versions = [FERRETDB_VERSION, 'v1.24.0', 'v1.23.1'];
   const failures: string[] = [];
   for (const version of versions) {
     try {
-      await buildFromModuleSource(version, partial);
+      await buildFromModuleSource(version, partial, step);
       await chmod(partial, 0o755);
       await rename(partial, binary);
-      log(`Built FerretDB ${version} in ${((Date.now() - started) / 1000).toFixed(0)} s: ${binary}`);
+      log(`Built FerretDB ${version} in ${seconds()}: ${binary}`);
       return binary;
     } catch (error) {
       const detail = (error as { stderr?: string }).stderr || (error as Error).message;
       failures.push(`${version}: ${detail.trim().split('\n').slice(-3).join(' | ')}`);
-      log(`FerretDB ${version} did not build; trying the next version.`);
+      log(`  [${seconds()}] FerretDB ${version} did not build; trying the next version.`);
     }
   }
   await rm(partial, { force: true });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Plugin } from 'graphql-yoga';
+import { ifNoneMatchMatches, SECURITY_HEADERS } from '../http/headers';
 import { createOpenApiDocument } from './openapi';
 
 export interface ApiDocsOptions {
@@ -133,10 +134,8 @@ export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
   ]);
 
   const securityHeaders = {
-    'Content-Security-Policy': contentSecurityPolicy(serverUrl),
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
-    'X-Frame-Options': 'DENY',
+    ...SECURITY_HEADERS,
+    'content-security-policy': contentSecurityPolicy(serverUrl),
   };
 
   function route(pathname: string): StaticFile | 'not-found' | undefined {
@@ -175,7 +174,7 @@ export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
         ETag: file.etag,
       };
       const ifNoneMatch = request.headers.get('if-none-match');
-      if (ifNoneMatch && ifNoneMatch.split(/\s*,\s*/).some((tag) => tag === file.etag || tag === '*')) {
+      if (ifNoneMatchMatches(ifNoneMatch, file.etag)) {
         endResponse(new fetchAPI.Response(null, { status: 304, headers }));
         return;
       }

@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { SECURITY_HEADERS } from './headers';
 
 export interface HttpGuardOptions {
   /** Largest request body accepted, in bytes (both APIs). */
@@ -11,9 +12,7 @@ const HTML_SECURITY_HEADERS: Record<string, string> = {
     "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; style-src 'self' 'unsafe-inline'; " +
     "img-src 'self' data: blob:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; " +
     "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  ...SECURITY_HEADERS,
 };
 
 const tooLarge = (limit: number) =>

@@ -1,8 +1,13 @@
 import type { PageNumbers } from '../catalog/product-query';
-import { lastValue } from './query-input';
+import type { RequestFacts } from './endpoint';
 
 /** The parameters a page link keeps from the request; `page` is set per link. */
-const KEPT_PARAMETERS = ['search', 'category', 'term', 'per_page'];
+const KEPT_PARAMETERS = new Set(['search', 'category', 'term', 'per_page']);
+
+/** A `ProductPage` as the REST operations select it: the items plus the paginator's numbers. */
+export interface GraphqlPage extends PageNumbers {
+  items: unknown[];
+}
 
 export interface PageEnvelope<T> {
   data: T[];
@@ -17,23 +22,20 @@ export interface PageEnvelope<T> {
   };
 }
 
-/** Laravel's paginated resource shape, with absolute links on `baseUrl` + the route's path. */
+/** Laravel's paginated resource shape, with absolute links on the base URL + the route's path. */
 export function pageEnvelope<T>(
-  items: T[],
-  numbers: PageNumbers,
-  baseUrl: string,
-  path: string,
-  query: URLSearchParams,
+  { items, ...numbers }: PageNumbers & { items: T[] },
+  request: RequestFacts,
 ): PageEnvelope<T> {
   // Like Laravel: one value per parameter (the last), blank ones dropped, in the request's order.
-  const kept = [...new Set(query.keys())]
-    .filter((name) => KEPT_PARAMETERS.includes(name))
-    .map((name) => [name, lastValue(query, name) ?? ''] as [string, string])
-    .filter(([, value]) => value.trim() !== '');
+  const kept = Object.entries(request.query).filter(
+    (entry): entry is [string, string] =>
+      KEPT_PARAMETERS.has(entry[0]) && typeof entry[1] === 'string' && entry[1].trim() !== '',
+  );
   const pageUrl = (page: number): string => {
     const params = new URLSearchParams(kept);
     params.set('page', String(page));
-    return `${baseUrl}${path}?${params}`;
+    return `${request.baseUrl}${request.path}?${params}`;
   };
   const { currentPage, lastPage } = numbers;
   return {

@@ -1,5 +1,6 @@
 import type { FieldErrors } from '../errors';
 import { validationSummary } from '../errors';
+import { ifNoneMatchMatches } from '../http/headers';
 
 /** Every /api/v1 answer, errors included, is JSON in UTF-8. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -42,9 +43,6 @@ export function conditionalJsonResponse(
   { body, etag }: { body: string; etag: string },
   ifNoneMatch: string | null,
 ): Response {
-  const matches = ifNoneMatch
-    ?.split(',')
-    .some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');
-  if (matches) return new Response(null, { status: 304, headers: { etag } });
+  if (ifNoneMatchMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   return new Response(body, { status: 200, headers: { 'content-type': JSON_CONTENT_TYPE, etag } });
 }

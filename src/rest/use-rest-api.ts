@@ -1,10 +1,10 @@
-import type { DocumentNode, ExecutionResult } from 'graphql';
+import { parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
-import { pageNumbers, type PageNumbers } from '../catalog/product-query';
-import { prepareRestOperations, type RestOperations } from './operations';
+import type { AppContext } from '../context';
+import type { Endpoint } from './endpoint';
+import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
 import { createPageCache } from './page-cache';
-import { pageEnvelope } from './pagination';
-import { parseProductList, parseProductSearch, type Parsed } from './query-input';
+import { parseQuery, readQuery } from './query';
 import {
   conditionalJsonResponse,
   errorCodeResponse,
@@ -25,36 +25,39 @@ export interface RestApiOptions {
 }
 
 const PREFIX = '/api/v1';
-
-/** Marks the context of an /api/v1 execution (its product pages are cached as finished bytes). */
-export const REST_EXECUTION = 'restExecution';
-
-export function isRestExecution(context: unknown): boolean {
-  return (context as Record<string, unknown> | null)?.[REST_EXECUTION] === true;
-}
 const ALLOWED_METHODS = 'GET, HEAD';
 
-type Execute = (document: DocumentNode, variables: Record<string, unknown>) => Promise<ExecutionResult>;
+type Yoga = YogaServerInstance<Record<string, unknown>, AppContext>;
+type Run = (document: DocumentNode, variables: Record<string, unknown>) => Promise<ExecutionResult>;
 
-interface Route {
-  match(path: string): Record<string, string> | null;
-  /** `path` is the matched route path (without a trailing slash). */
-  handle(
-    params: Record<string, string>,
-    url: URL,
-    execute: Execute,
-    path: string,
-    request: Request,
-  ): Promise<Response>;
+interface MatchedRequest {
+  endpoint: Endpoint;
+  params: Record<string, string>;
+  /** The request path without its trailing slash. */
+  path: string;
+  url: URL;
+  request: Request;
+  run: Run;
 }
 
-interface PageData extends PageNumbers {
-  items: unknown[];
+/** Each endpoint's operation, parsed and validated against the schema once, at start. */
+function prepareDocuments(schema: GraphQLSchema): Map<Endpoint, DocumentNode> {
+  return new Map(
+    REST_ENDPOINTS.map((endpoint) => {
+      const document = parse(endpoint.document);
+      const [error] = validate(schema, document);
+      if (error)
+        throw new Error(`The operation of ${endpoint.path} does not match the schema: ${error.message}`);
+      return [endpoint, document];
+    }),
+  );
 }
 
 /**
- * Serves /api/v1 inside Yoga: each route runs a pre-validated GraphQL operation with the request's
- * own context, so REST shares the schema's data path, authorisation and error codes.
+ * Serves /api/v1 inside Yoga from the endpoint table: each request is validated once by its
+ * endpoint's query schema, then runs the endpoint's pre-validated GraphQL operation through
+ * `getEnveloped` with the request's own context, so REST shares the schema's data path,
+ * authorisation and error codes.
  */
 export function useRestApi(options: RestApiOptions = {}): Plugin {
   const {
@@ -64,93 +67,62 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     onUnexpectedError = (error) => console.error(error),
   } = options;
   const pageCache = createPageCache(pageCacheTtlMs);
-  let yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>> | undefined;
-  let operations: RestOperations | undefined;
+  let started: { yoga: Yoga; documents: Map<Endpoint, DocumentNode> } | undefined;
 
-  const firstError = (result: ExecutionResult): Response | null => {
-    const [error] = result.errors ?? [];
-    if (!error) return null;
-    const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
-    if (response.status === 500) throw error;
-    return response;
-  };
+  const runner =
+    (request: Request, serverContext: Record<string, unknown>): Run =>
+    async (document, variableValues) => {
+      const enveloped = started!.yoga.getEnveloped({
+        ...serverContext,
+        request,
+        params: {},
+        restExecution: true,
+      });
+      const contextValue = await enveloped.contextFactory();
+      return (await enveloped.execute({
+        schema: enveloped.schema,
+        document,
+        variableValues,
+        contextValue,
+      })) as ExecutionResult;
+    };
 
-  const pageResponse = async (
-    execute: Execute,
-    document: DocumentNode,
-    input: Parsed<object>,
-    url: URL,
-    path: string,
-    ifNoneMatch: string | null,
-  ) => {
+  /** One matched GET/HEAD: validate once, serve from the page cache or run, then build the body. */
+  async function respond({ endpoint, params, path, url, request, run }: MatchedRequest): Promise<Response> {
+    const query = readQuery(url.searchParams);
+    const input = parseQuery(endpoint.query, query);
     if (!input.ok) return validationResponse(input.errors);
-    if (pageCacheTtlMs > 0) {
-      const cached = pageCache.get(url.href);
-      onCacheLookup(cached ? 'hit' : 'miss');
-      if (cached) return conditionalJsonResponse(cached, ifNoneMatch);
+    const cached = endpoint.cacheable && pageCacheTtlMs > 0 ? pageCache.get(url.href) : undefined;
+    if (endpoint.cacheable && pageCacheTtlMs > 0) onCacheLookup(cached ? 'hit' : 'miss');
+    const ifNoneMatch = request.headers.get('if-none-match');
+    if (cached) return conditionalJsonResponse(cached, ifNoneMatch);
+
+    const result = await run(started!.documents.get(endpoint)!, endpoint.variables(input.value, params));
+    const [error] = result.errors ?? [];
+    if (error) {
+      const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
+      if (response.status === 500) throw error;
+      return response;
     }
-    const result = await execute(document, input.value as Record<string, unknown>);
-    const failure = firstError(result);
-    if (failure) return failure;
-    const page = (result.data as { page: PageData }).page;
-    const numbers = pageNumbers(page.currentPage, page.perPage, page.total, page.items.length);
-    const body = JSON.stringify(
-      pageEnvelope(page.items, numbers, publicBaseUrl ?? url.origin, path, url.searchParams),
-    );
-    return conditionalJsonResponse(pageCache.put(url.href, body), ifNoneMatch);
-  };
-
-  const productRoute = (
-    routePath: string,
-    operation: 'productList' | 'productSearch',
-    parse: (query: URLSearchParams) => Parsed<object>,
-  ): Route => ({
-    match: (path) => (path === routePath ? {} : null),
-    handle: (_params, url, execute, path, request) =>
-      pageResponse(
-        execute,
-        operations![operation],
-        parse(url.searchParams),
-        url,
-        path,
-        request.headers.get('if-none-match'),
-      ),
-  });
-
-  const routes: Route[] = [
-    productRoute(`${PREFIX}/products`, 'productList', parseProductList),
-    productRoute(`${PREFIX}/products/search`, 'productSearch', parseProductSearch),
-    {
-      match: (path) => {
-        const match = /^\/api\/v1\/orders\/([^/]+)$/.exec(path);
-        return match ? { order: match[1] as string } : null;
-      },
-      handle: async (params, _url, execute) => {
-        const result = await execute(operations!.order, { ulid: safeDecode(params.order ?? '') });
-        const failure = firstError(result);
-        if (failure) return failure;
-        const order = (result.data as { order: Record<string, unknown> }).order;
-        return jsonResponse(200, {
-          ...order,
-          fulfillment_status: String(order.fulfillment_status).toLowerCase(),
-          payment_status: String(order.payment_status).toLowerCase(),
-        });
-      },
-    },
-  ];
+    const body = endpoint.body(result.data as Record<string, unknown>, {
+      query,
+      path,
+      baseUrl: publicBaseUrl ?? url.origin,
+    });
+    if (!endpoint.cacheable) return jsonResponse(200, body);
+    return conditionalJsonResponse(pageCache.put(url.href, JSON.stringify(body)), ifNoneMatch);
+  }
 
   return {
-    onYogaInit({ yoga: instance }) {
-      yoga = instance as typeof yoga;
-      operations = prepareRestOperations(instance.getEnveloped().schema);
+    onYogaInit({ yoga }) {
+      const instance = yoga as unknown as Yoga;
+      started = { yoga: instance, documents: prepareDocuments(instance.getEnveloped().schema) };
     },
     async onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return;
       // Laravel's router ignores one trailing slash.
       const path = url.pathname.length > PREFIX.length + 1 ? url.pathname.replace(/\/$/, '') : url.pathname;
-      const matched = routes
-        .map((route) => ({ route, params: route.match(path) }))
-        .find((candidate) => candidate.params !== null);
+      const matched = matchEndpoint(path);
       if (!matched) return endResponse(messageResponse(404, 'Not Found.'));
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         return endResponse(
@@ -161,24 +133,10 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
           ),
         );
       }
-      const execute: Execute = async (document, variableValues) => {
-        const enveloped = yoga!.getEnveloped({
-          ...serverContext,
-          request,
-          params: {},
-          [REST_EXECUTION]: true,
-        });
-        const contextValue = await enveloped.contextFactory();
-        return (await enveloped.execute({
-          schema: enveloped.schema,
-          document,
-          variableValues,
-          contextValue,
-        })) as ExecutionResult;
-      };
       let response: Response;
       try {
-        response = await matched.route.handle(matched.params ?? {}, url, execute, path, request);
+        const run = runner(request, serverContext as Record<string, unknown>);
+        response = await respond({ ...matched, path, url, request, run });
       } catch (error) {
         onUnexpectedError(error, request);
         response = messageResponse(500, 'Server Error.');
@@ -186,12 +144,4 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       endResponse(request.method === 'HEAD' ? new Response(null, response) : response);
     },
   };
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

@@ -9,13 +9,14 @@ import { builder } from './builder';
 import { checkConnectionArgs, withNullCursors, type ConnectionArgs } from './connection-args';
 import { FulfillmentStatus, Order, PaymentStatus } from './order';
 import { decodeKeyCursor, encodeCursor, fingerprintOf } from './product-cursor';
+import { ULID_PATTERN } from './ulid';
 
 /**
  * Order lists: the caller's own (`viewer.orders`) and everyone's for support (`orders`). Both walk
  * the same keyset on `ulid`, newest first, with the visibility rules of src/auth/order-access.ts.
  */
 
-const ULID_KEY = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+const ULID_KEY = new RegExp(ULID_PATTERN);
 const CURRENCY_CODE = /^[A-Za-z]{3}$/;
 const MAX_CUSTOMER_ID_LENGTH = 255;
 

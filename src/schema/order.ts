@@ -2,13 +2,14 @@ import { FULFILLMENT_STATUSES, PAYMENT_STATUSES, type OrderDoc, type OrderItemDo
 import { canReadOrder, requireCustomer } from '../auth/order-access';
 import type { AppContext } from '../context';
 import { forbidden, orderNotFound, unauthenticated } from '../errors';
+import { statusEnumName } from '../format/status';
 import { builder } from './builder';
 import { brandedNodes, databaseIdOf } from './global-id';
 import { OrderMoney } from './money';
 import { canonicalUlid } from './ulid';
 
 function enumValues<T extends string>(values: readonly T[]) {
-  return Object.fromEntries(values.map((value) => [value.toUpperCase(), { value }])) as Record<
+  return Object.fromEntries(values.map((value) => [statusEnumName(value), { value }])) as Record<
     Uppercase<T>,
     { value: T }
   >;

@@ -16,7 +16,7 @@ import {
   pageNumbers,
   type PageNumbers,
 } from '../catalog/product-query';
-import type { AppContext } from '../context';
+import { isRestExecution, type AppContext } from '../context';
 import { badUserInput, type FieldErrors } from '../errors';
 import { builder } from './builder';
 import { checkConnectionArgs, withNullCursors, type ConnectionArgs } from './connection-args';
@@ -185,15 +185,17 @@ builder.queryFields((t) => ({
         }),
         category: t.arg.string({
           required: false,
-          description: 'Category name, exact and case-insensitive.',
+          description: 'Category name, exact and case-insensitive; at most 200 characters.',
         }),
       },
       resolve: (_root, args, ctx) => {
         const search = normaliseText(args.search);
+        const category = normaliseText(args.category);
         const errors: FieldErrors = {};
         checkTextLength(errors, 'search', search);
+        checkTextLength(errors, 'category', category);
         throwIfInvalid(errors);
-        return loadConnection(ctx, 'products', criteriaFor(search, normaliseText(args.category)), args);
+        return loadConnection(ctx, 'products', criteriaFor(search, category), args);
       },
     },
     ProductConnection,
@@ -223,15 +225,23 @@ builder.queryFields((t) => ({
       page: t.arg.int({ required: false, description: 'Page number, from 1. Default 1.' }),
       perPage: t.arg.int({ required: false, description: 'Items per page, 1 to 100. Default 15.' }),
       search: t.arg.string({ required: false, description: 'As for `products`.' }),
-      category: t.arg.string({ required: false, description: 'Category name, exact and case-insensitive.' }),
+      category: t.arg.string({
+        required: false,
+        description: 'Category name, exact and case-insensitive; at most 200 characters.',
+      }),
     },
     resolve: (_root, args, ctx) => {
       const search = normaliseText(args.search);
-      const errors: FieldErrors = {};
-      checkPageArgs(errors, args);
-      checkTextLength(errors, 'search', search);
-      throwIfInvalid(errors);
-      return loadPage(ctx, criteriaFor(search, normaliseText(args.category)), args);
+      const category = normaliseText(args.category);
+      // /api/v1 validated its query with the same rules (src/rest/endpoints.ts): once per request.
+      if (!isRestExecution(ctx)) {
+        const errors: FieldErrors = {};
+        checkPageArgs(errors, args);
+        checkTextLength(errors, 'search', search);
+        checkTextLength(errors, 'category', category);
+        throwIfInvalid(errors);
+      }
+      return loadPage(ctx, criteriaFor(search, category), args);
     },
   }),
   searchProductPage: t.field({
@@ -244,11 +254,13 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx) => {
       const term = normaliseText(args.term);
-      const errors: FieldErrors = {};
-      checkRequired(errors, 'term', term);
-      checkTextLength(errors, 'term', term);
-      checkPageArgs(errors, args);
-      throwIfInvalid(errors);
+      if (!isRestExecution(ctx)) {
+        const errors: FieldErrors = {};
+        checkRequired(errors, 'term', term);
+        checkTextLength(errors, 'term', term);
+        checkPageArgs(errors, args);
+        throwIfInvalid(errors);
+      }
       return loadPage(ctx, criteriaFor(term, undefined), args);
     },
   }),

@@ -65,6 +65,21 @@ describe('with JWT_SECRET', () => {
     expect((await call(server, `/api/v1/orders/${BOB_ORDER}`, { headers: bearer(token) })).status).toBe(200);
   });
 
+  it('refuses a scope the server does not know, naming the ones it does', async () => {
+    const failure = await mintWithScript({ JWT_SECRET: TEST_JWT_SECRET }, [
+      '--sub',
+      ALICE,
+      '--scope',
+      'orders:write',
+    ]).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(2);
+    expect(failure?.stderr).toContain('Unknown scope orders:write');
+    expect(failure?.stderr).toContain('orders:read:all');
+  });
+
   it('a token minted with another secret is refused (401)', async () => {
     const token = await mintWithScript({ JWT_SECRET: 'a-completely-different-secret-of-32-chars-or-more' });
     expect((await call(server, `/api/v1/orders/${ALICE_ORDER}`, { headers: bearer(token) })).status).toBe(

@@ -59,6 +59,33 @@ describe('npm run seed (scripts/seed.ts)', () => {
     }
   });
 
+  it('ends the fixtures load with customers, their order ULIDs and the token command', async () => {
+    const uri = inject('mongoUri');
+    const dbName = `seed_cli_${randomBytes(4).toString('hex')}`;
+    const client = new MongoClient(uri);
+    try {
+      const outcome = await seedCli([], { MONGODB_URI: uri, MONGODB_DB: dbName, PORT: '4321' });
+      expect(outcome.code).toBe(0);
+      const alice = (await client
+        .db(dbName)
+        .collection('orders')
+        .find({ customer_id: 'cus_alice' })
+        .toArray()) as unknown as { ulid: string }[];
+      const line = outcome.stdout.split('\n').find((text) => text.trim().startsWith('cus_alice'));
+      const shown = line?.trim().split(/\s+/).slice(1) ?? [];
+      expect(shown.length).toBeGreaterThan(0);
+      for (const ulid of shown) expect(alice.map((order) => order.ulid)).toContain(ulid);
+      expect(outcome.stdout).toContain('npm run -s token -- --sub ');
+      expect(outcome.stdout).toMatch(/http:\/\/127\.0\.0\.1:4321\/api\/v1\/orders\/[0-9A-Z]{26}/);
+    } finally {
+      await client
+        .db(dbName)
+        .dropDatabase()
+        .catch(() => undefined);
+      await client.close();
+    }
+  });
+
   it('rejects bad arguments with exit code 2 and the usage', async () => {
     const bad = await seedCli(['--products', 'lots'], { MONGODB_URI: 'mongodb://127.0.0.1:1/' });
     expect(bad.code).toBe(2);

@@ -18,9 +18,9 @@ export async function waitUntil(check: () => boolean, timeoutMs: number): Promis
   return check();
 }
 
-/** `npm start`'s entry as its own node process (no tsx CLI parent), with the given environment. */
+/** `npm start`'s entry (scripts/start.ts) as its own node process (no tsx CLI parent), with the given environment. */
 export function spawnServer(env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: 'pipe' });
+  return spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: 'pipe' });
 }
 
 /** Resolves with the URL the server logs once it listens; rejects if it exits first. */
