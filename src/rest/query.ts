@@ -29,8 +29,11 @@ export function readQuery(query: URLSearchParams): Record<string, QueryValue> {
 /** `per_page` → "per page": the Laravel attribute name in messages. */
 const attribute = (name: string) => name.replace(/_/g, ' ');
 
-/** PHP's FILTER_VALIDATE_INT, which Laravel's `integer` rule uses: an optional sign, no leading zeros. */
-const WHOLE_NUMBER = /^[+-]?(0|[1-9]\d*)$/;
+/**
+ * Canonical decimal integers only: no leading zeros, no exponent or hex, and no `+` (a product decision,
+ * stricter than PHP's FILTER_VALIDATE_INT: `+2` answers 422). A `-` stays so `-1` reads "at least 1".
+ */
+const WHOLE_NUMBER = /^-?(0|[1-9]\d*)$/;
 
 /** Laravel trims strings and turns blank ones into null ("use the default"); arrays pass through. */
 function trimmed(value: unknown): unknown {

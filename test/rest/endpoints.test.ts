@@ -40,7 +40,7 @@ describe('query → variables', () => {
       search: undefined,
       category: undefined,
     });
-    expect(variables(searchProducts, 'term=card&per_page=+2&page=%201%20')).toEqual({
+    expect(variables(searchProducts, 'term=card&per_page=%202&page=%201%20')).toEqual({
       term: 'card',
       page: 1,
       perPage: 2,
@@ -65,6 +65,7 @@ describe('422 bodies', () => {
     ['per_page=0x10', 'per_page', mustBeInteger('per page')],
     ['per_page=1e2', 'per_page', mustBeInteger('per page')],
     ['per_page=02', 'per_page', mustBeInteger('per page')],
+    ['per_page=%2B2', 'per_page', mustBeInteger('per page')],
     ['page=99999999999999999999', 'page', mustBeInteger('page')],
     ['search[]=a', 'search', 'The search field must be a string.'],
     ['search[$ne]=x', 'search', 'The search field must be a string.'],

@@ -112,10 +112,18 @@ for (const [name, path, base] of ENDPOINTS) {
       });
     });
 
-    it('integers with surrounding spaces or a plus sign are accepted', async () => {
-      const reply = await get(path, { ...base, page: ' 1 ', per_page: '+2' });
+    it('integers with surrounding spaces are accepted (Laravel trims strings)', async () => {
+      const reply = await get(path, { ...base, page: ' 1 ', per_page: ' 2' });
       expect(reply.status).toBe(200);
       expect(reply.body.meta).toMatchObject({ current_page: 1, per_page: 2 });
+    });
+
+    it('a plus sign is not an integer here: +2 → 422', async () => {
+      const reply = await get(path, { ...base, page: '+1', per_page: '+2' });
+      expectValidationError(reply, `${MUST_BE_INTEGER('page')} (and 1 more error)`, {
+        page: [MUST_BE_INTEGER('page')],
+        per_page: [MUST_BE_INTEGER('per page')],
+      });
     });
   });
 }
