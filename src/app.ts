@@ -13,6 +13,7 @@ import { createProductRepository } from './db/product-repository';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
+import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useRequestLog } from './http/use-request-log';
@@ -88,6 +89,7 @@ export function createApp(deps: AppDependencies): App {
       useHealth({ pingDatabase: () => pingDatabase(database.db) }),
       metrics.plugin,
       ...(deps.plugins ?? []),
+      useClientErrors({ logger }),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.

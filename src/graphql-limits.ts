@@ -33,7 +33,8 @@ const report = {
 export function useGraphqlLimits(options: { hideFieldSuggestions: boolean }): Plugin {
   return EnvelopArmorPlugin({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: false, ...report },
-    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...report },
+    // armor exempts `__typename` by default: 500 aliases of it would be 500 free fields.
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, allowList: [], ...report },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...report },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
     costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, ...report },

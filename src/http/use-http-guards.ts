@@ -22,10 +22,37 @@ const tooLarge = (limit: number) =>
     headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
   });
 
-/** Refuses oversized bodies before anything reads them, and hardens every HTML page. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Both APIs' "who are you?" answer, each in its own shape. */
+function unauthenticated(pathname: string): Response {
+  const body = pathname.startsWith('/api/v1')
+    ? { message: 'Unauthenticated.' }
+    : { errors: [{ message: 'Unauthenticated.', extensions: { code: 'UNAUTHENTICATED' } }] };
+  return new Response(JSON.stringify(body), {
+    status: 401,
+    headers: { 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer' },
+  });
+}
+
+/** node:http keeps the first of repeated Authorization headers; the raw headers still list them all. */
+function authorizationCount(serverContext: unknown): number {
+  const raw = (serverContext as { req?: { rawHeaders?: string[] } } | undefined)?.req?.rawHeaders ?? [];
+  let count = 0;
+  for (let index = 0; index < raw.length; index += 2) {
+    if (raw[index]?.toLowerCase() === 'authorization') count += 1;
+  }
+  return count;
+}
+
+/**
+ * Refuses oversized bodies before anything reads them and ambiguous credentials (two
+ * Authorization headers: which one would we check?), and hardens every HTML page.
+ */
 export function useHttpGuards({ maxBodyBytes }: HttpGuardOptions): Plugin {
   return {
-    onRequest({ request, endResponse }) {
+    onRequest({ request, url, serverContext, endResponse }) {
+      if (authorizationCount(serverContext) > 1) return endResponse(unauthenticated(url.pathname));
       const length = Number(request.headers.get('content-length') ?? '0');
       if (Number.isFinite(length) && length > maxBodyBytes) endResponse(tooLarge(maxBodyBytes));
     },
