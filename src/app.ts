@@ -1,6 +1,5 @@
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { createInMemoryCache, useResponseCache, type Cache } from '@envelop/response-cache';
 import { GraphQLError } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
@@ -13,6 +12,7 @@ import { createProductRepository } from './db/product-repository';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
+import { useGraphqlResponseCache } from './graphql-response-cache';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
@@ -57,6 +57,8 @@ export function createApp(deps: AppDependencies): App {
     renderGraphiQL: async (options) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
+    // The HTTP server caps bodies as they arrive (src/http/node-guards.ts); this covers yoga.fetch.
+    maxRequestBodySize: config.maxBodyBytes,
     cors:
       config.corsOrigins.length > 0
         ? {
@@ -85,37 +87,31 @@ export function createApp(deps: AppDependencies): App {
     },
     plugins: [
       useRequestLog({ logger, metrics }),
-      useHttpGuards({ maxBodyBytes: config.maxBodyBytes }),
+      useHttpGuards(),
       useHealth({ pingDatabase: () => pingDatabase(database.db) }),
       metrics.plugin,
       ...(deps.plugins ?? []),
       useClientErrors({ logger }),
-      useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
+      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       useGraphQlJit(),
       ...(config.responseCacheTtlMs > 0
         ? [
-            // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables,
-            // so /api/v1, which executes pre-parsed documents, is cached as well as /graphql.
-            useResponseCache({
-              // Products are public and the same for everyone; orders are never cached.
-              session: () => null,
-              // /api/v1 keeps its own finished-bytes page cache; storing its results here too was
-              // the same work twice.
-              enabled: (context) => !isRestExecution(context),
-              cache: countedCache(createInMemoryCache(), metrics),
-              ttl: config.responseCacheTtlMs,
-              ttlPerType: { Order: 0, OrderItem: 0 },
-              includeExtensionMetadata: false,
-              // The default also says so on the console for every 401/403/422.
-              shouldCacheResult: ({ result }) => !result.errors?.length,
+            // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables.
+            useGraphqlResponseCache({
+              ttlMs: config.responseCacheTtlMs,
+              budget: config.responseCacheBudget,
+              // /api/v1 keeps its own finished-bytes page cache.
+              skip: isRestExecution,
+              onLookup: (result) => metrics.cacheLookups.inc({ result }),
             }),
           ]
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
         pageCacheTtlMs: config.responseCacheTtlMs,
+        pageCacheBudget: config.responseCacheBudget,
         onCacheLookup: (result) => metrics.cacheLookups.inc({ result }),
         onUnexpectedError: (error, request) =>
           logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
@@ -123,17 +119,6 @@ export function createApp(deps: AppDependencies): App {
     ],
   });
   return Object.assign(yoga, { metrics });
-}
-
-function countedCache(cache: Cache, metrics: Metrics): Cache {
-  return {
-    ...cache,
-    async get(key) {
-      const result = await cache.get(key);
-      metrics.cacheLookups.inc({ result: result ? 'hit' : 'miss' });
-      return result;
-    },
-  };
 }
 
 /**

@@ -110,6 +110,18 @@ const envSchema = z.object({
     .min(0, 'must be between 0 and 86400000')
     .max(86_400_000, 'must be between 0 and 86400000')
     .default(10_000),
+  RESPONSE_CACHE_MAX_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 4294967296')
+    .max(4_294_967_296, 'must be between 0 and 4294967296')
+    .default(33_554_432),
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 104857600')
+    .max(104_857_600, 'must be between 0 and 104857600')
+    .default(1_048_576),
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
@@ -152,6 +164,8 @@ export interface Config {
   shutdownDeadlineMs: number;
   /** Lifetime of cached anonymous product results; 0 turns the cache off. */
   responseCacheTtlMs: number;
+  /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
+  responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -243,6 +257,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     maxBodyBytes: values.MAX_BODY_BYTES,
     shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
     responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,
+    responseCacheBudget: Object.freeze({
+      maxBytes: values.RESPONSE_CACHE_MAX_BYTES,
+      maxEntryBytes: values.RESPONSE_CACHE_MAX_ENTRY_BYTES,
+    }),
   });
 }
 

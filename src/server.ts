@@ -8,6 +8,7 @@ import type { Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
+import { guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
 import { seedFixturesIfEmpty } from '../seed/load';
 
@@ -78,7 +79,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
-      app,
+      guardRequests(app, { maxBodyBytes: config.maxBodyBytes }),
     );
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

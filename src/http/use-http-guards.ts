@@ -1,10 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
 
-export interface HttpGuardOptions {
-  /** Largest request body accepted, in bytes (both APIs). */
-  maxBodyBytes: number;
-}
-
 /** GraphiQL is one inline page (no CDN), so its scripts and styles are inline too. */
 const HTML_SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':
@@ -15,12 +10,6 @@ const HTML_SECURITY_HEADERS: Record<string, string> = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
 };
-
-const tooLarge = (limit: number) =>
-  new Response(JSON.stringify({ message: `The request body must not be larger than ${limit} bytes.` }), {
-    status: 413,
-    headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
-  });
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -46,15 +35,13 @@ function authorizationCount(serverContext: unknown): number {
 }
 
 /**
- * Refuses oversized bodies before anything reads them and ambiguous credentials (two
- * Authorization headers: which one would we check?), and hardens every HTML page.
+ * Refuses ambiguous credentials (two Authorization headers: which one would we check?) and
+ * hardens every HTML page. Bodies are capped below, at the node:http layer (node-guards.ts).
  */
-export function useHttpGuards({ maxBodyBytes }: HttpGuardOptions): Plugin {
+export function useHttpGuards(): Plugin {
   return {
-    onRequest({ request, url, serverContext, endResponse }) {
-      if (authorizationCount(serverContext) > 1) return endResponse(unauthenticated(url.pathname));
-      const length = Number(request.headers.get('content-length') ?? '0');
-      if (Number.isFinite(length) && length > maxBodyBytes) endResponse(tooLarge(maxBodyBytes));
+    onRequest({ url, serverContext, endResponse }) {
+      if (authorizationCount(serverContext) > 1) endResponse(unauthenticated(url.pathname));
     },
     onResponse({ response }) {
       if (!response.headers.get('content-type')?.startsWith('text/html')) return;

@@ -1,5 +1,6 @@
 import type { DocumentNode, ExecutionResult } from 'graphql';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { ByteBudget } from '../bounded-cache';
 import { pageNumbers, type PageNumbers } from '../catalog/product-query';
 import { prepareRestOperations, type RestOperations } from './operations';
 import { createPageCache } from './page-cache';
@@ -18,6 +19,8 @@ export interface RestApiOptions {
   publicBaseUrl?: string;
   /** How long finished product pages are served from memory; 0 (default) turns that off. */
   pageCacheTtlMs?: number;
+  /** Bytes the page cache may hold, in all and per page. */
+  pageCacheBudget?: ByteBudget;
   /** Told of each page-cache lookup, for metrics. */
   onCacheLookup?: (result: 'hit' | 'miss') => void;
   /** Called with failures that answer 500, for logging. Default: console.error. */
@@ -60,10 +63,11 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
   const {
     publicBaseUrl,
     pageCacheTtlMs = 0,
+    pageCacheBudget = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 1024 * 1024 },
     onCacheLookup = () => undefined,
     onUnexpectedError = (error) => console.error(error),
   } = options;
-  const pageCache = createPageCache(pageCacheTtlMs);
+  const pageCache = createPageCache(pageCacheTtlMs, pageCacheBudget);
   let yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>> | undefined;
   let operations: RestOperations | undefined;
 
