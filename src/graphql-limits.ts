@@ -40,7 +40,7 @@ function useQueryCost(maxCost: number, skip: (context: unknown) => boolean): Plu
       if (cost <= maxCost) return;
       setResultAndStopExecution({
         errors: [
-          createGraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${cost}.`, {
+          createGraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${Math.ceil(cost)}.`, {
             extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400, spec: true } },
           }),
         ],
