@@ -27,6 +27,8 @@ export interface AppDependencies {
   database: Database;
   resolveViewer: ViewerResolver;
   logger: Logger;
+  /** True once shutdown has begun: /readyz then answers 503. */
+  isDraining?: () => boolean;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
 }
@@ -88,7 +90,7 @@ export function createApp(deps: AppDependencies): App {
     plugins: [
       useRequestLog({ logger, metrics }),
       useHttpGuards(),
-      useHealth({ pingDatabase: () => pingDatabase(database.db) }),
+      useHealth({ pingDatabase: () => pingDatabase(database.db), isDraining: deps.isDraining }),
       metrics.plugin,
       ...(deps.plugins ?? []),
       useClientErrors({ logger }),

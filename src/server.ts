@@ -8,6 +8,7 @@ import type { Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
+import { createDrain } from './http/drain';
 import { guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
 import { seedFixturesIfEmpty } from '../seed/load';
@@ -69,17 +70,19 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
 
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver({ ...config.jwt, secret });
+    const drain = createDrain();
     const app = createApp({
       config,
       database,
       resolveViewer,
       logger,
+      isDraining: () => drain.draining,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
     });
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
-      guardRequests(app, { maxBodyBytes: config.maxBodyBytes }),
+      drain.wrap(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
     );
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -87,13 +90,22 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
 
     let closing: Promise<void> | undefined;
     const db = database;
+    // /readyz turns 503 and every response says `Connection: close`; node:http's close() stops
+    // accepting and closes idle keep-alive sockets; in-flight requests finish; then the driver
+    // closes. At the deadline what is still open is answered 503, and a second later cut.
     const close = (deadlineMs = config.shutdownDeadlineMs): Promise<void> =>
       (closing ??= (async () => {
+        drain.start();
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
+        let cutTimer: NodeJS.Timeout | undefined;
+        const deadline = setTimeout(() => {
+          const expired = drain.expire();
+          if (expired > 0) logger.warn({ requests: expired }, 'shutdown deadline: answered 503');
+          cutTimer = setTimeout(() => server.closeAllConnections(), 1_000);
+        }, deadlineMs);
         await drained;
-        clearTimeout(timer);
+        clearTimeout(deadline);
+        clearTimeout(cutTimer);
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));

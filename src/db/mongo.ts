@@ -1,6 +1,8 @@
 import {
   MongoClient,
+  MongoClientClosedError,
   MongoNetworkError,
+  MongoOperationTimeoutError,
   MongoNotConnectedError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
@@ -80,10 +82,16 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
   return created;
 }
 
-/** Errors that mean "the database cannot be reached right now" (answered 503, retried by clients). */
+/**
+ * Errors that mean "the database cannot be reached right now" (answered 503, retried by clients):
+ * unreachable, hung past MONGODB_TIMEOUT_MS (network timeouts are MongoNetworkErrors), or the
+ * client closed under a request at the end of a shutdown.
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     error instanceof MongoServerSelectionError ||
+    error instanceof MongoOperationTimeoutError ||
+    error instanceof MongoClientClosedError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError
