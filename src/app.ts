@@ -5,6 +5,7 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, type AppContext } from './context';
+import { withDeadline } from './db/deadline';
 import { instrumented } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -40,8 +41,16 @@ export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger } = deps;
   const metrics = createMetrics();
   const contextDeps = {
-    products: instrumented('products', createProductRepository(database.db), metrics.observeQuery),
-    orders: instrumented('orders', createOrderRepository(database.db), metrics.observeQuery),
+    products: instrumented(
+      'products',
+      withDeadline('products', createProductRepository(database.db), config.mongo.timeoutMs),
+      metrics.observeQuery,
+    ),
+    orders: instrumented(
+      'orders',
+      withDeadline('orders', createOrderRepository(database.db), config.mongo.timeoutMs),
+      metrics.observeQuery,
+    ),
     resolveViewer,
     storeLocale: config.storeLocale,
   };

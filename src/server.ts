@@ -7,6 +7,7 @@ import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
+import { superviseEmbeddedDatabase } from './db/supervisor';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { guardRequests } from './http/node-guards';
@@ -44,10 +45,13 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
   let embedded: EmbeddedDatabase | undefined;
   let uri = config.mongo.uri;
   if (!uri) {
-    embedded = await startEmbeddedDatabase({
-      dataDir: path.join(config.dataDir, 'db'),
-      log: (line) => logger.info(line),
-    });
+    embedded = superviseEmbeddedDatabase(
+      await startEmbeddedDatabase({
+        dataDir: path.join(config.dataDir, 'db'),
+        log: (line) => logger.info(line),
+      }),
+      { log: (message, details) => logger.warn(details ?? {}, message) },
+    );
     uri = embedded.uri;
     logger.info({ port: embedded.port }, 'embedded FerretDB started');
   }
@@ -59,6 +63,7 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
       dbName: config.mongo.dbName,
       maxPoolSize: config.mongo.maxPoolSize,
       serverSelectionTimeoutMS: config.mongo.timeoutMs,
+      socketTimeoutMS: config.mongo.timeoutMs + 1_000,
       monitorCommands: config.mongo.monitorCommands,
       readPreference: config.mongo.readPreference,
     });
