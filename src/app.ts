@@ -17,6 +17,7 @@ import { useGraphqlResponseCache } from './graphql-response-cache';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
+import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
@@ -100,6 +101,7 @@ export function createApp(deps: AppDependencies): App {
       useRequestLog({ logger, metrics }),
       useHttpGuards(),
       useHealth({ pingDatabase: () => pingDatabase(database.db), isDraining: deps.isDraining }),
+      useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
       metrics.plugin,
       ...(deps.plugins ?? []),
       useClientErrors({ logger }),
