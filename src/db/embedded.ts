@@ -123,9 +123,11 @@ async function launch(binary: string, dataDir: string, port: number): Promise<Ch
     ],
     { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
   );
-  child.stdout?.pipe(logFile);
-  child.stderr?.pipe(logFile);
-  child.on('exit', () => logFile.end());
+  // Two sources, one file: neither may end it (a late stderr line after stdout ended was a
+  // "write after end"); it ends once every stdio stream has closed.
+  child.stdout?.pipe(logFile, { end: false });
+  child.stderr?.pipe(logFile, { end: false });
+  child.on('close', () => logFile.end());
   // The process group is ours to stop; do not keep Node alive for it.
   child.unref();
   (child.stdout as net.Socket | null)?.unref?.();

@@ -87,6 +87,18 @@ describe('a hung database (SIGSTOP)', () => {
         expect(answer.retryAfter).toBe('5');
         expect(answer.ms).toBeLessThan(TIMEOUT_MS + 1_000);
       }
+      const started = performance.now();
+      const graphql = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ productPage(perPage: 1) { total } }' }),
+      });
+      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 1_000);
+      expect(graphql.status).toBe(503);
+      expect(graphql.headers.get('retry-after')).toBe('5');
+      expect(await graphql.json()).toMatchObject({
+        errors: [{ message: 'Service Unavailable.', extensions: { code: 'SERVICE_UNAVAILABLE' } }],
+      });
       expect((await timed('/readyz')).status).toBe(503);
       expect((await timed('/healthz')).status).toBe(200);
       console.log(`SIGSTOP: 503 after ${answers.map((answer) => answer.ms).join(', ')} ms`);
