@@ -152,7 +152,8 @@ describe('oversized bodies', () => {
           body: JSON.stringify({ message: 'The request body must not be larger than 102400 bytes.' }),
         });
       }
-      expect(growth).toBeLessThan(40);
+      // Buffered whole before, 5 MB per request and more while parsing.
+      expect(growth).toBeLessThan(50);
     },
     60_000,
   );

@@ -109,7 +109,11 @@ describe('SIGTERM under keep-alive load', () => {
       const code = error.code ?? error.message;
       errors.set(code, (errors.get(code) ?? 0) + 1);
     });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Under way on every connection (bounded: the load itself stops after 4 s).
+    const loaded = performance.now();
+    while ((statuses.get(200) ?? 0) < 100 && performance.now() - loaded < 3_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     sigtermAt = performance.now();
     child.kill('SIGTERM');
     const code = await exited;
@@ -120,7 +124,7 @@ describe('SIGTERM under keep-alive load', () => {
     expect(code).toBe(0);
     expect(exitMs).toBeLessThan(5_000);
     expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
-    expect(statuses.get(200)).toBeGreaterThan(50);
+    expect(statuses.get(200)).toBeGreaterThanOrEqual(50);
     // The listener is gone after SIGTERM, so reconnecting is refused; nothing else may fail.
     expect([...errors.keys()].filter((name) => name !== 'ECONNREFUSED')).toEqual([]);
     // One last answer per connection at most (it carried Connection: close): before the drain,
