@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp, type App } from './app';
 import { resolveJwtSecret } from './auth/dev-secret';
@@ -95,17 +95,23 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
 
     let closing: Promise<void> | undefined;
     const db = database;
-    // /readyz turns 503 and every response says `Connection: close`; node:http's close() stops
-    // accepting and closes idle keep-alive sockets; in-flight requests finish; then the driver
-    // closes. At the deadline what is still open is answered 503, and a second later cut.
+    // /readyz turns 503 and every response says `Connection: close`; the listener closes; in-flight
+    // requests finish and their sockets close after the answer; then the driver closes. Idle
+    // keep-alive sockets are left to send one more request (answered with `Connection: close`) or
+    // to time out (keepAliveTimeout): node:http's close() destroys them at once, and a client whose
+    // next request was already on the wire got a reset. At the deadline what is still open is
+    // answered 503, and a second later cut.
     const close = (deadlineMs = config.shutdownDeadlineMs): Promise<void> =>
       (closing ??= (async () => {
         drain.start();
-        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        const drained = new Promise<void>((resolve) =>
+          net.Server.prototype.close.call(server, () => resolve()),
+        );
         let cutTimer: NodeJS.Timeout | undefined;
         const deadline = setTimeout(() => {
           const expired = drain.expire();
           if (expired > 0) logger.warn({ requests: expired }, 'shutdown deadline: answered 503');
+          server.closeIdleConnections();
           cutTimer = setTimeout(() => server.closeAllConnections(), 1_000);
         }, deadlineMs);
         await drained;
