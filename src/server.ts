@@ -96,14 +96,13 @@ export async function startServer({ config, logger }: StartOptions): Promise<Run
     let closing: Promise<void> | undefined;
     const db = database;
     // /readyz turns 503 and every response says `Connection: close`; the listener closes; in-flight
-    // requests finish and their sockets close after the answer; then the driver closes. Idle
-    // keep-alive sockets are left to send one more request (answered with `Connection: close`) or
-    // to time out (keepAliveTimeout): node:http's close() destroys them at once, and a client whose
-    // next request was already on the wire got a reset. At the deadline what is still open is
-    // answered 503, and a second later cut.
+    // requests finish and their sockets close after the answer; idle keep-alive sockets close once
+    // no request has been open for a moment (node:http's close() destroyed them at once, and a
+    // client whose next request was already on the wire got a reset); then the driver closes. At
+    // the deadline what is still open is answered 503, and a second later cut.
     const close = (deadlineMs = config.shutdownDeadlineMs): Promise<void> =>
       (closing ??= (async () => {
-        drain.start();
+        drain.start(() => server.closeIdleConnections());
         const drained = new Promise<void>((resolve) =>
           net.Server.prototype.close.call(server, () => resolve()),
         );

@@ -22,9 +22,23 @@ function unavailableBody(url: string | undefined): string {
  * of sending more; `expire()`, at the deadline, answers whatever is still open with 503 rather
  * than a reset (the app's late answer is then dropped by the adapter).
  */
+/** How long no request may be open before idle keep-alive sockets are closed during a drain. */
+const QUIET_MS = 100;
+
 export function createDrain() {
   let draining = false;
   const open = new Set<ServerResponse>();
+  let onQuiet: (() => void) | undefined;
+  let quietTimer: NodeJS.Timeout | undefined;
+
+  // Idle sockets are closed only once nothing has been open for QUIET_MS: closing them while
+  // requests still flow reset clients whose next request was already on the wire.
+  const checkQuiet = () => {
+    clearTimeout(quietTimer);
+    if (!draining || open.size > 0 || !onQuiet) return;
+    quietTimer = setTimeout(() => onQuiet?.(), QUIET_MS);
+    quietTimer.unref();
+  };
 
   const closeAfter = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader('connection', 'close');
@@ -37,14 +51,21 @@ export function createDrain() {
     wrap(listener: RequestListener): RequestListener {
       return (req, res) => {
         open.add(res);
-        res.once('close', () => open.delete(res));
+        clearTimeout(quietTimer);
+        res.once('close', () => {
+          open.delete(res);
+          checkQuiet();
+        });
         if (draining) closeAfter(res);
         listener(req, res);
       };
     },
-    start(): void {
+    /** `whenQuiet` runs (maybe repeatedly) whenever no request has been open for a moment. */
+    start(whenQuiet?: () => void): void {
       draining = true;
+      onQuiet = whenQuiet;
       for (const res of open) closeAfter(res);
+      checkQuiet();
     },
     /** Answers every open request 503 (or cuts a response already under way); returns how many. */
     expire(): number {

@@ -71,6 +71,18 @@ describe('graceful shutdown', () => {
   }, 60_000);
 });
 
+describe('idle keep-alive connections', () => {
+  it('are closed once nothing is in flight, well before the deadline', async () => {
+    const server = await startTestServer({ fixtures: false });
+    // fetch keeps this connection open in its pool, idle.
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const started = performance.now();
+    await server.close(10_000);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await server.testDb.close();
+  });
+});
+
 describe('SIGTERM under keep-alive load', () => {
   it('lets every connection finish its request with Connection: close: no 5xx, no reset, exit 0', async () => {
     const testDb = await openTestDatabase('drain');
