@@ -1,11 +1,11 @@
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { createInMemoryCache, useResponseCache, type Cache } from '@envelop/response-cache';
 import { GraphQLError, Kind, type DocumentNode } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
+import { withDeadline } from './db/deadline';
 import { instrumented } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -13,8 +13,11 @@ import { createProductRepository } from './db/product-repository';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
+import { useGraphqlResponseCache } from './graphql-response-cache';
+import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
+import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
 import type { Logger } from './logger';
@@ -27,6 +30,8 @@ export interface AppDependencies {
   database: Database;
   resolveViewer: ViewerResolver;
   logger: Logger;
+  /** True once shutdown has begun: /readyz then answers 503. */
+  isDraining?: () => boolean;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
 }
@@ -38,8 +43,16 @@ export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger } = deps;
   const metrics = createMetrics();
   const contextDeps = {
-    products: instrumented('products', createProductRepository(database.db), metrics.observeQuery),
-    orders: instrumented('orders', createOrderRepository(database.db), metrics.observeQuery),
+    products: instrumented(
+      'products',
+      withDeadline('products', createProductRepository(database.db), config.mongo.timeoutMs),
+      metrics.observeQuery,
+    ),
+    orders: instrumented(
+      'orders',
+      withDeadline('orders', createOrderRepository(database.db), config.mongo.timeoutMs),
+      metrics.observeQuery,
+    ),
     resolveViewer,
     storeLocale: config.storeLocale,
   };
@@ -57,6 +70,8 @@ export function createApp(deps: AppDependencies): App {
     renderGraphiQL: async (options) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
+    // The HTTP server caps bodies as they arrive (src/http/node-guards.ts); this covers yoga.fetch.
+    maxRequestBodySize: config.maxBodyBytes,
     cors:
       config.corsOrigins.length > 0
         ? {
@@ -85,12 +100,14 @@ export function createApp(deps: AppDependencies): App {
     },
     plugins: [
       useRequestLog({ logger, metrics }),
-      useHttpGuards({ maxBodyBytes: config.maxBodyBytes }),
-      useHealth({ pingDatabase: () => pingDatabase(database.db) }),
+      useHttpGuards(),
+      useHealth({ pingDatabase: () => pingDatabase(database.db), isDraining: deps.isDraining }),
+      useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
       metrics.plugin,
       useStartPage({ graphiql: config.introspection }),
       ...(deps.plugins ?? []),
-      useGraphqlLimits({ hideFieldSuggestions: !config.introspection }),
+      useClientErrors({ logger }),
+      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
@@ -98,27 +115,20 @@ export function createApp(deps: AppDependencies): App {
       useGraphQlJit({}, { enableIf: ({ document }) => operationCount(document) === 1 }),
       ...(config.responseCacheTtlMs > 0
         ? [
-            // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables,
-            // so /api/v1, which executes pre-parsed documents, is cached as well as /graphql.
-            useResponseCache({
-              // Products are public and the same for everyone; orders are never cached.
-              session: () => null,
-              // /api/v1 keeps its own finished-bytes page cache; storing its results here too was
-              // the same work twice.
-              enabled: (context) => !isRestExecution(context),
-              cache: countedCache(createInMemoryCache(), metrics),
-              ttl: config.responseCacheTtlMs,
-              // An empty order list holds no Order, so its connection and the viewer are listed too.
-              ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0, OrderConnection: 0, OrderEdge: 0, Viewer: 0 },
-              includeExtensionMetadata: false,
-              // The default also says so on the console for every 401/403/422.
-              shouldCacheResult: ({ result }) => !result.errors?.length,
+            // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables.
+            useGraphqlResponseCache({
+              ttlMs: config.responseCacheTtlMs,
+              budget: config.responseCacheBudget,
+              // /api/v1 keeps its own finished-bytes page cache.
+              skip: isRestExecution,
+              onLookup: (result) => metrics.cacheLookups.inc({ result }),
             }),
           ]
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
         pageCacheTtlMs: config.responseCacheTtlMs,
+        pageCacheBudget: config.responseCacheBudget,
         onCacheLookup: (result) => metrics.cacheLookups.inc({ result }),
         onUnexpectedError: (error, request) =>
           logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
@@ -130,17 +140,6 @@ export function createApp(deps: AppDependencies): App {
 
 function operationCount(document: DocumentNode): number {
   return document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length;
-}
-
-function countedCache(cache: Cache, metrics: Metrics): Cache {
-  return {
-    ...cache,
-    async get(key) {
-      const result = await cache.get(key);
-      metrics.cacheLookups.inc({ result: result ? 'hit' : 'miss' });
-      return result;
-    },
-  };
 }
 
 /**

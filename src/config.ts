@@ -110,6 +110,19 @@ const envSchema = z.object({
     .min(0, 'must be between 0 and 86400000')
     .max(86_400_000, 'must be between 0 and 86400000')
     .default(10_000),
+  RESPONSE_CACHE_MAX_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 4294967296')
+    .max(4_294_967_296, 'must be between 0 and 4294967296')
+    .default(33_554_432),
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 104857600')
+    .max(104_857_600, 'must be between 0 and 104857600')
+    .default(1_048_576),
+  METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
@@ -149,9 +162,16 @@ export interface Config {
   /** GraphQL introspection and GraphiQL; default on outside production. */
   introspection: boolean;
   maxBodyBytes: number;
+  /**
+   * Bearer token /metrics requires when set. Unset: /metrics is open in development and test,
+   * and off (404) in production.
+   */
+  metricsToken?: string;
   shutdownDeadlineMs: number;
   /** Lifetime of cached anonymous product results; 0 turns the cache off. */
   responseCacheTtlMs: number;
+  /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
+  responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -212,6 +232,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
     problems.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
   }
+  if (values.NODE_ENV === 'production' && !values.PUBLIC_BASE_URL) {
+    // Without it, pagination links would be built from whatever Host header a client sends.
+    problems.push('PUBLIC_BASE_URL: required when NODE_ENV=production (e.g. https://shop.example.com)');
+  }
   const corsOrigins = (values.CORS_ORIGINS ?? '')
     .split(',')
     .map((origin) => origin.trim())
@@ -253,8 +277,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     corsOrigins: Object.freeze(corsOrigins) as string[],
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,
+    metricsToken: values.METRICS_TOKEN,
     shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
     responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,
+    responseCacheBudget: Object.freeze({
+      maxBytes: values.RESPONSE_CACHE_MAX_BYTES,
+      maxEntryBytes: values.RESPONSE_CACHE_MAX_ENTRY_BYTES,
+    }),
   });
 }
 

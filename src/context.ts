@@ -7,6 +7,8 @@ import type { ProductRepository } from './db/product-repository';
 export interface AppContext {
   /** Verified lazily: product reads never pay for token verification. */
   viewer(): Promise<Viewer>;
+  /** Whether anything asked for the viewer: such a result depends on the caller (never cached). */
+  viewerConsulted(): boolean;
   products: ProductRepository;
   orders: OrderRepository;
   /** Locale of `localizedDecimal` / `localized_decimal`. */
@@ -33,6 +35,7 @@ export function createContext(request: Request, deps: ContextDependencies): AppC
   let viewer: Promise<Viewer> | undefined;
   return {
     viewer: () => (viewer ??= deps.resolveViewer(request.headers.get('authorization'))),
+    viewerConsulted: () => viewer !== undefined,
     products: deps.products,
     orders: deps.orders,
     storeLocale: deps.storeLocale,

@@ -20,8 +20,11 @@ export function orderNotFound() {
   return createGraphQLError('Order not found.', { extensions: { code: 'NOT_FOUND' } });
 }
 
+/** Over HTTP, Yoga answers it 503 with Retry-After, like /api/v1 (`http` is never serialised). */
 export function serviceUnavailable() {
-  return createGraphQLError('Service Unavailable.', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  return createGraphQLError('Service Unavailable.', {
+    extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: { 'retry-after': '5' } } },
+  });
 }
 
 /** Laravel's summary: the first message, plus "(and N more error(s))". */

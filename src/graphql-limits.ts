@@ -1,6 +1,7 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { GraphQLError, ValidationContext } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { estimateCost } from './graphql-cost';
 
 /**
  * Limits on client-sent GraphQL documents, checked during validation (before any resolver runs).
@@ -14,9 +15,9 @@ export const GRAPHQL_LIMITS = {
   maxDirectives: 10,
   maxTokens: 2_000,
   /**
-   * armor's estimate: objects 2, scalars 1, ×1.5 per level and per fragment, × a literal first/last.
-   * One 100-product page with every field costs ≈ 19,000 inline and ≈ 78,000 through fragments.
-   * A `first` passed as a variable escapes the multiplier, but resolvers cap it at 100 anyway.
+   * src/graphql-cost.ts: objects 2, scalars 1, ×1.5 per level and per fragment, × first/last/perPage
+   * and × the length of list arguments (`nodes(ids:)`), literal or variable. One 100-product page
+   * with every field costs ≈ 19,000 inline and ≈ 78,000 through fragments.
    */
   maxCost: 150_000,
   /** Operations per batched HTTP request. */
@@ -30,13 +31,45 @@ const report = {
   onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)],
 };
 
-export function useGraphqlLimits(options: { hideFieldSuggestions: boolean }): Plugin {
-  return EnvelopArmorPlugin({
+/** Refuses an operation whose estimated cost (which needs the variables) is over the limit. */
+function useQueryCost(maxCost: number, skip: (context: unknown) => boolean): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      if (skip(args.contextValue)) return;
+      const cost = estimateCost(args.document, args.operationName, args.variableValues);
+      if (cost <= maxCost) return;
+      setResultAndStopExecution({
+        errors: [
+          createGraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${Math.ceil(cost)}.`, {
+            extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400, spec: true } },
+          }),
+        ],
+      });
+    },
+  };
+}
+
+export interface GraphqlLimitOptions {
+  hideFieldSuggestions: boolean;
+  /** Executions whose documents the server wrote itself (the /api/v1 operations). */
+  isTrusted: (context: unknown) => boolean;
+}
+
+export function useGraphqlLimits({ hideFieldSuggestions, isTrusted }: GraphqlLimitOptions): Plugin {
+  const armor = EnvelopArmorPlugin({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: false, ...report },
-    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...report },
+    // armor exempts `__typename` by default: 500 aliases of it would be 500 free fields.
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, allowList: [], ...report },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...report },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
-    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, ...report },
-    blockFieldSuggestion: { enabled: options.hideFieldSuggestions },
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: hideFieldSuggestions },
   }) as Plugin;
+  const cost = useQueryCost(GRAPHQL_LIMITS.maxCost, isTrusted);
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(armor);
+      addPlugin(cost);
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp, type App } from './app';
 import { resolveJwtSecret } from './auth/dev-secret';
@@ -9,6 +9,8 @@ import type { Db } from 'mongodb';
 import type { EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
+import { createDrain } from './http/drain';
+import { guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
 
 export interface RunningServer {
@@ -51,10 +53,14 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
     // Loaded only here, so a server on MONGODB_URI never loads the FerretDB launcher or its build.
     const { startEmbeddedDatabase } = await import('./db/embedded');
-    embedded = await startEmbeddedDatabase({
-      dataDir: path.join(config.dataDir, 'db'),
-      log: (line) => logger.info(line),
-    });
+    const { superviseEmbeddedDatabase } = await import('./db/supervisor');
+    embedded = superviseEmbeddedDatabase(
+      await startEmbeddedDatabase({
+        dataDir: path.join(config.dataDir, 'db'),
+        log: (line) => logger.info(line),
+      }),
+      { log: (message, details) => logger.warn(details ?? {}, message) },
+    );
     uri = embedded.uri;
     logger.info({ port: embedded.port }, 'embedded FerretDB started');
   }
@@ -66,6 +72,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       dbName: config.mongo.dbName,
       maxPoolSize: config.mongo.maxPoolSize,
       serverSelectionTimeoutMS: config.mongo.timeoutMs,
+      socketTimeoutMS: config.mongo.timeoutMs + 1_000,
       monitorCommands: config.mongo.monitorCommands,
       readPreference: config.mongo.readPreference,
     });
@@ -77,17 +84,19 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver({ ...config.jwt, secret });
+    const drain = createDrain();
     const app = createApp({
       config,
       database,
       resolveViewer,
       logger,
+      isDraining: () => drain.draining,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
     });
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
-      app,
+      drain.wrap(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
     );
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -95,13 +104,27 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     let closing: Promise<void> | undefined;
     const db = database;
+    // /readyz turns 503 and every response says `Connection: close`; the listener closes; in-flight
+    // requests finish and their sockets close after the answer; idle keep-alive sockets close once
+    // no request has been open for a moment (node:http's close() destroyed them at once, and a
+    // client whose next request was already on the wire got a reset); then the driver closes. At
+    // the deadline what is still open is answered 503, and a second later cut.
     const close = (deadlineMs = config.shutdownDeadlineMs): Promise<void> =>
       (closing ??= (async () => {
-        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
+        drain.start(() => server.closeIdleConnections());
+        const drained = new Promise<void>((resolve) =>
+          net.Server.prototype.close.call(server, () => resolve()),
+        );
+        let cutTimer: NodeJS.Timeout | undefined;
+        const deadline = setTimeout(() => {
+          const expired = drain.expire();
+          if (expired > 0) logger.warn({ requests: expired }, 'shutdown deadline: answered 503');
+          server.closeIdleConnections();
+          cutTimer = setTimeout(() => server.closeAllConnections(), 1_000);
+        }, deadlineMs);
         await drained;
-        clearTimeout(timer);
+        clearTimeout(deadline);
+        clearTimeout(cutTimer);
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));

@@ -42,7 +42,16 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET or JWT_JWKS_URL'],
-    [{ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }, 'MONGODB_URI'],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'https://shop.example' },
+      'MONGODB_URI',
+    ],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), MONGODB_URI: 'mongodb://db.example/' },
+      'PUBLIC_BASE_URL: required',
+    ],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
+    [{ RESPONSE_CACHE_MAX_BYTES: '-1' }, 'RESPONSE_CACHE_MAX_BYTES'],
     [{ MONGODB_MAX_POOL_SIZE: '0' }, 'MONGODB_MAX_POOL_SIZE'],
     [{ MONGODB_READ_PREFERENCE: 'fastest' }, 'MONGODB_READ_PREFERENCE'],
   ])('rejects %o naming %s', (env, variable) => {

@@ -19,6 +19,8 @@ export interface EmbeddedDatabase {
   /** PID of the guard process; FerretDB is its only child. */
   pid: number;
   dataDir: string;
+  /** Settles when FerretDB (and its guard) has exited, for whatever reason. */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -121,9 +123,11 @@ async function launch(binary: string, dataDir: string, port: number): Promise<Ch
     ],
     { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
   );
-  child.stdout?.pipe(logFile);
-  child.stderr?.pipe(logFile);
-  child.on('exit', () => logFile.end());
+  // Two sources, one file: neither may end it (a late stderr line after stdout ended was a
+  // "write after end"); it ends once every stdio stream has closed.
+  child.stdout?.pipe(logFile, { end: false });
+  child.stderr?.pipe(logFile, { end: false });
+  child.on('close', () => logFile.end());
   // The process group is ours to stop; do not keep Node alive for it.
   child.unref();
   (child.stdout as net.Socket | null)?.unref?.();
@@ -144,6 +148,12 @@ export async function startEmbeddedDatabase(options: EmbeddedOptions): Promise<E
     const uri = `mongodb://127.0.0.1:${port}/`;
     const onProcessExit = () => killGroup(child, 'SIGTERM');
     process.once('exit', onProcessExit);
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', () => {
+        process.removeListener('exit', onProcessExit);
+        resolve();
+      }),
+    );
     try {
       await waitForPing(uri, child, Date.now() + startTimeoutMs);
     } catch (error) {
@@ -167,7 +177,7 @@ export async function startEmbeddedDatabase(options: EmbeddedOptions): Promise<E
       })();
       return stopping;
     };
-    return { uri, port, pid: child.pid ?? -1, dataDir, stop };
+    return { uri, port, pid: child.pid ?? -1, dataDir, exited, stop };
   }
   const logTail = await readFile(path.join(dataDir, 'ferretdb.log'), 'utf8').catch(() => '');
   throw new Error(

@@ -1,5 +1,6 @@
 import {
   MongoClient,
+  MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
   MongoServerSelectionError,
@@ -7,12 +8,19 @@ import {
   type Db,
   type IndexDescription,
 } from 'mongodb';
+import { DatabaseTimeoutError } from './deadline';
 
 export interface MongoSettings {
   uri: string;
   dbName: string;
   /** How long an operation waits for a reachable server before failing (and the API answers 503). */
   serverSelectionTimeoutMS?: number;
+  /**
+   * How long a connection may wait for a reply before it is given up (socketTimeoutMS); default
+   * 30 s (the seed CLI's long batch writes). The server passes MONGODB_TIMEOUT_MS + 1 s, so a hung
+   * database frees its connections soon after src/db/deadline.ts has answered the request.
+   */
+  socketTimeoutMS?: number;
   maxPoolSize?: number;
   readPreference?: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   /** Emit the driver's command events (tests count round trips with them). Costly: off by default. */
@@ -29,8 +37,8 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
   const client = new MongoClient(settings.uri, {
     serverSelectionTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
     connectTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
-    // A query on a connection that hangs mid-outage fails instead of hanging the request.
-    socketTimeoutMS: 30_000,
+    // A query on a connection that hangs mid-outage fails instead of hanging the connection.
+    socketTimeoutMS: settings.socketTimeoutMS ?? 30_000,
     maxPoolSize: settings.maxPoolSize ?? 20,
     readPreference: settings.readPreference ?? 'primary',
     appName: 'storefront-gateway',
@@ -85,10 +93,16 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
   return created;
 }
 
-/** Errors that mean "the database cannot be reached right now" (answered 503, retried by clients). */
+/**
+ * Errors that mean "the database cannot be reached right now" (answered 503, retried by clients):
+ * unreachable, hung past MONGODB_TIMEOUT_MS (network timeouts are MongoNetworkErrors), or the
+ * client closed under a request at the end of a shutdown.
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     error instanceof MongoServerSelectionError ||
+    error instanceof DatabaseTimeoutError ||
+    error instanceof MongoClientClosedError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError

@@ -5,6 +5,8 @@ export interface HealthOptions {
   pingDatabase: () => Promise<void>;
   /** How long /readyz waits for the database. Default 1000 ms. */
   readinessTimeoutMs?: number;
+  /** True while shutting down: /readyz answers 503 so the load balancer stops sending. Default: never. */
+  isDraining?: () => boolean;
 }
 
 const json = (status: number, body: unknown) =>
@@ -13,12 +15,20 @@ const json = (status: number, body: unknown) =>
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
   });
 
-/** /healthz: the process is up. /readyz: the database answers a ping quickly; 503 otherwise. */
-export function useHealth({ pingDatabase, readinessTimeoutMs = 1_000 }: HealthOptions): Plugin {
+/**
+ * /healthz: the process is up (nothing else). /readyz: not shutting down and the database answers
+ * a ping quickly; 503 otherwise.
+ */
+export function useHealth({
+  pingDatabase,
+  readinessTimeoutMs = 1_000,
+  isDraining = () => false,
+}: HealthOptions): Plugin {
   return {
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') return endResponse(json(200, { status: 'ok' }));
       if (url.pathname !== '/readyz') return;
+      if (isDraining()) return endResponse(json(503, { status: 'unavailable', reason: 'shutting down' }));
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);

@@ -1,11 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
 
-export interface HttpGuardOptions {
-  /** Largest request body accepted, in bytes (both APIs). */
-  maxBodyBytes: number;
-}
-
 /** GraphiQL is one inline page (no CDN), so its scripts and styles are inline too. */
 const HTML_SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':
@@ -15,18 +10,37 @@ const HTML_SECURITY_HEADERS: Record<string, string> = {
   ...SECURITY_HEADERS,
 };
 
-const tooLarge = (limit: number) =>
-  new Response(JSON.stringify({ message: `The request body must not be larger than ${limit} bytes.` }), {
-    status: 413,
-    headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
-  });
+const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Refuses oversized bodies before anything reads them, and hardens every HTML page. */
-export function useHttpGuards({ maxBodyBytes }: HttpGuardOptions): Plugin {
+/** Both APIs' "who are you?" answer, each in its own shape. */
+function unauthenticated(pathname: string): Response {
+  const body = pathname.startsWith('/api/v1')
+    ? { message: 'Unauthenticated.' }
+    : { errors: [{ message: 'Unauthenticated.', extensions: { code: 'UNAUTHENTICATED' } }] };
+  return new Response(JSON.stringify(body), {
+    status: 401,
+    headers: { 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer' },
+  });
+}
+
+/** node:http keeps the first of repeated Authorization headers; the raw headers still list them all. */
+function authorizationCount(serverContext: unknown): number {
+  const raw = (serverContext as { req?: { rawHeaders?: string[] } } | undefined)?.req?.rawHeaders ?? [];
+  let count = 0;
+  for (let index = 0; index < raw.length; index += 2) {
+    if (raw[index]?.toLowerCase() === 'authorization') count += 1;
+  }
+  return count;
+}
+
+/**
+ * Refuses ambiguous credentials (two Authorization headers: which one would we check?) and
+ * hardens every HTML page. Bodies are capped below, at the node:http layer (node-guards.ts).
+ */
+export function useHttpGuards(): Plugin {
   return {
-    onRequest({ request, endResponse }) {
-      const length = Number(request.headers.get('content-length') ?? '0');
-      if (Number.isFinite(length) && length > maxBodyBytes) endResponse(tooLarge(maxBodyBytes));
+    onRequest({ url, serverContext, endResponse }) {
+      if (authorizationCount(serverContext) > 1) endResponse(unauthenticated(url.pathname));
     },
     onResponse({ response }) {
       if (!response.headers.get('content-type')?.startsWith('text/html')) return;

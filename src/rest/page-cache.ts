@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
+import { createBoundedCache, type ByteBudget } from '../bounded-cache';
 
 export interface CachedBody {
   body: string;
   etag: string;
-  expiresAt: number;
 }
 
 export function etagOf(body: string): string {
@@ -12,25 +12,15 @@ export function etagOf(body: string): string {
 
 /**
  * The finished bytes of public product pages, by request URL, for `ttlMs`: a hit skips execution,
- * serialisation and hashing. Bounded; the oldest entry goes first. A TTL of 0 stores nothing.
+ * serialisation and hashing. Bounded in bytes (see ByteBudget). A TTL of 0 stores nothing.
  */
-export function createPageCache(ttlMs: number, maxEntries = 1_000) {
-  const entries = new Map<string, CachedBody>();
+export function createPageCache(ttlMs: number, budget: ByteBudget) {
+  const entries = createBoundedCache<CachedBody>(budget);
   return {
-    get(key: string): CachedBody | undefined {
-      const entry = entries.get(key);
-      if (entry && entry.expiresAt <= Date.now()) {
-        entries.delete(key);
-        return undefined;
-      }
-      return entry;
-    },
+    get: (key: string): CachedBody | undefined => entries.get(key),
     put(key: string, body: string): CachedBody {
-      const entry = { body, etag: etagOf(body), expiresAt: Date.now() + ttlMs };
-      if (ttlMs > 0) {
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-        entries.set(key, entry);
-      }
+      const entry = { body, etag: etagOf(body) };
+      entries.set(key, entry, Buffer.byteLength(body), ttlMs);
       return entry;
     },
   };

@@ -1,5 +1,6 @@
 import { parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { ByteBudget } from '../bounded-cache';
 import type { AppContext } from '../context';
 import type { Endpoint } from './endpoint';
 import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
@@ -18,6 +19,8 @@ export interface RestApiOptions {
   publicBaseUrl?: string;
   /** How long finished product pages are served from memory; 0 (default) turns that off. */
   pageCacheTtlMs?: number;
+  /** Bytes the page cache may hold, in all and per page. */
+  pageCacheBudget?: ByteBudget;
   /** Told of each page-cache lookup, for metrics. */
   onCacheLookup?: (result: 'hit' | 'miss') => void;
   /** Called with failures that answer 500, for logging. Default: console.error. */
@@ -63,10 +66,11 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
   const {
     publicBaseUrl,
     pageCacheTtlMs = 0,
+    pageCacheBudget = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 1024 * 1024 },
     onCacheLookup = () => undefined,
     onUnexpectedError = (error) => console.error(error),
   } = options;
-  const pageCache = createPageCache(pageCacheTtlMs);
+  const pageCache = createPageCache(pageCacheTtlMs, pageCacheBudget);
   let started: { yoga: Yoga; documents: Map<Endpoint, DocumentNode> } | undefined;
 
   const runner =

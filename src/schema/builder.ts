@@ -1,7 +1,11 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { AppContext } from '../context';
+import { badUserInput } from '../errors';
 import { decodeGlobalId, encodeGlobalId } from './global-id';
+
+/** IDs per `nodes` call: 5,500 IDs in a 94 kB request made a 3.3 MB response. */
+export const MAX_NODE_IDS = 100;
 
 export const builder = new SchemaBuilder<{
   Context: AppContext;
@@ -24,7 +28,13 @@ export const builder = new SchemaBuilder<{
       description: 'Fetches any object by its global ID; null when it does not exist.',
     },
     nodesQueryOptions: {
-      description: 'Fetches objects by global IDs, in the given order; null entries for missing ones.',
+      description: `Fetches objects by global IDs (at most ${MAX_NODE_IDS}), in the given order; null entries for missing ones.`,
+      resolve: (_root, args, _context, _info, resolveNodes) => {
+        if (args.ids.length > MAX_NODE_IDS) {
+          throw badUserInput({ ids: [`The ids field must not have more than ${MAX_NODE_IDS} items.`] });
+        }
+        return resolveNodes(args.ids);
+      },
     },
   },
 });

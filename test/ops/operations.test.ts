@@ -187,7 +187,9 @@ describe('CORS and HTML headers', () => {
 describe('production defaults', () => {
   let production: TestServer;
   beforeAll(async () => {
-    production = await startTestServer({ env: { NODE_ENV: 'production' } });
+    production = await startTestServer({
+      env: { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://shop.example.com' },
+    });
   });
   afterAll(() => production.stop());
 
@@ -201,5 +203,38 @@ describe('production defaults', () => {
     });
     expect(cors.headers.get('access-control-allow-origin')).toBeNull();
     expect((await production.request('/api/v1/products')).status).toBe(200);
+  });
+
+  it('takes pagination links from PUBLIC_BASE_URL, never from the Host header', async () => {
+    const body = (await (await production.request('/api/v1/products?per_page=1')).json()) as {
+      links: { next: string };
+    };
+    expect(body.links.next).toBe('https://shop.example.com/api/v1/products?per_page=1&page=2');
+  });
+
+  it('has no public /metrics without METRICS_TOKEN', async () => {
+    const response = await production.request('/metrics');
+    expect(response.status).toBe(404);
+    expect(await response.text()).not.toContain('process_resident_memory_bytes');
+  });
+});
+
+describe('METRICS_TOKEN', () => {
+  let guarded: TestServer;
+  const token = 'a-metrics-token-of-32-characters';
+  beforeAll(async () => {
+    guarded = await startTestServer({
+      env: { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://shop.example.com', METRICS_TOKEN: token },
+    });
+  });
+  afterAll(() => guarded.stop());
+
+  it('serves /metrics to the bearer of the token only', async () => {
+    expect((await guarded.request('/metrics')).status).toBe(401);
+    const wrong = await guarded.request('/metrics', { headers: { authorization: `Bearer ${token}x` } });
+    expect(wrong.status).toBe(401);
+    const right = await guarded.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
+    expect(right.status).toBe(200);
+    expect(await right.text()).toContain('process_resident_memory_bytes');
   });
 });

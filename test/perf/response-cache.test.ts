@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRODUCT_FIELDS } from '../graphql/helpers';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
 let server: TestServer;
@@ -102,5 +103,41 @@ describe('response cache and conditional requests', () => {
     const all = '{ orders(first: 1, filter: { currency: "JPY" }) { edges { node { ulid } } } }';
     expect((await server.graphql(all, {}, support)).body.errors).toBeUndefined();
     expect(await findsDuring(() => server.graphql(all, {}, support))).toBe(1);
+  });
+});
+
+describe('response cache byte bounds', () => {
+  let bounded: TestServer;
+  let boundedFinds = 0;
+  beforeAll(async () => {
+    bounded = await startTestServer({
+      env: { RESPONSE_CACHE_TTL_MS: '60000', RESPONSE_CACHE_MAX_ENTRY_BYTES: '4096', LOG_LEVEL: 'error' },
+    });
+    bounded.database.client.on('commandStarted', (event) => {
+      if (event.commandName === 'find' && event.databaseName === bounded.testDb.dbName) boundedFinds++;
+    });
+  });
+  afterAll(() => bounded.stop());
+
+  const findsFor = async (work: () => Promise<unknown>) => {
+    const before = boundedFinds;
+    await work();
+    return boundedFinds - before;
+  };
+
+  it('keeps results within RESPONSE_CACHE_MAX_ENTRY_BYTES and serves larger ones fresh every time', async () => {
+    const small = '/api/v1/products?per_page=1';
+    const large = '/api/v1/products?per_page=20';
+    expect((await (await bounded.request(large)).text()).length).toBeGreaterThan(4096);
+    await (await bounded.request(small)).text();
+    expect(await findsFor(() => bounded.request(small).then((response) => response.text()))).toBe(0);
+    expect(await findsFor(() => bounded.request(large).then((response) => response.text()))).toBe(1);
+
+    const graphqlLarge = `{ productPage(perPage: 20) { items { ...AllProductFields } } } ${PRODUCT_FIELDS}`;
+    expect(JSON.stringify((await bounded.graphql(graphqlLarge)).body).length).toBeGreaterThan(4096);
+    expect(await findsFor(() => bounded.graphql(graphqlLarge))).toBe(1);
+    const graphqlSmall = '{ productPage(perPage: 1) { items { name } } }';
+    await bounded.graphql(graphqlSmall);
+    expect(await findsFor(() => bounded.graphql(graphqlSmall))).toBe(0);
   });
 });

@@ -66,4 +66,13 @@ describe('npm start', () => {
     expect(await exitCode(child)).toBe(2);
     expect(stderr).toContain('JWT_SECRET or JWT_JWKS_URL');
   });
+
+  it('refuses to start in production without PUBLIC_BASE_URL (links would follow the Host header)', async () => {
+    const child = start({ NODE_ENV: 'production', PORT: '0', JWT_SECRET: 'x'.repeat(48) });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await exitCode(child)).toBe(2);
+    expect(stderr).toContain('PUBLIC_BASE_URL: required when NODE_ENV=production');
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
 });

@@ -1,0 +1,61 @@
+export interface ByteBudget {
+  /** Bytes all entries may hold together; the least recently used go first. */
+  maxBytes: number;
+  /** Bytes one entry may hold; a larger value is not stored at all. */
+  maxEntryBytes: number;
+}
+
+interface Entry<V> {
+  value: V;
+  bytes: number;
+  expiresAt: number;
+}
+
+/**
+ * A TTL cache bounded in bytes, not entries: a thousand 3 MB results were 3 GB. The caller says
+ * what an entry weighs (the length of its JSON), so the bound holds whatever the value is.
+ */
+export function createBoundedCache<V>({ maxBytes, maxEntryBytes }: ByteBudget) {
+  const entries = new Map<string, Entry<V>>();
+  let totalBytes = 0;
+
+  const remove = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    totalBytes -= entry.bytes;
+  };
+
+  return {
+    get(key: string): V | undefined {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      remove(key);
+      if (entry.expiresAt <= Date.now()) return undefined;
+      // Re-inserted: Map order is recency order.
+      entries.set(key, entry);
+      totalBytes += entry.bytes;
+      return entry.value;
+    },
+    /** Stores the value unless it is over the per-entry budget or the TTL is 0; says which. */
+    set(key: string, value: V, bytes: number, ttlMs: number): boolean {
+      remove(key);
+      if (ttlMs <= 0 || bytes > maxEntryBytes || bytes > maxBytes) return false;
+      for (const oldest of entries.keys()) {
+        if (totalBytes + bytes <= maxBytes) break;
+        remove(oldest);
+      }
+      entries.set(key, { value, bytes, expiresAt: Date.now() + ttlMs });
+      totalBytes += bytes;
+      return true;
+    },
+    get bytes(): number {
+      return totalBytes;
+    },
+    get size(): number {
+      return entries.size;
+    },
+  };
+}
+
+export type BoundedCache<V> = ReturnType<typeof createBoundedCache<V>>;
