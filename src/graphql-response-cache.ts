@@ -28,7 +28,8 @@ export function useGraphqlResponseCache({
     enabled: (context) => !skip(context),
     cache: boundedResultCache(budget, onLookup),
     ttl: ttlMs,
-    ttlPerType: { Order: 0, OrderItem: 0 },
+    // Type names are schema coordinates too: nothing holding an order is ever stored.
+    ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0 },
     onTtl: ({ ttl, context }) => (((context as Partial<AppContext>).viewerConsulted?.() ?? true) ? 0 : ttl),
     includeExtensionMetadata: false,
     // The default also says so on the console for every 401/403/422.

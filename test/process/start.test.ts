@@ -34,6 +34,10 @@ describe('npm start', () => {
 
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const child = start(env);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const url = await listeningUrl(child);
       const body = (await (await fetch(`${url}/api/v1/products?per_page=1`)).json()) as {
         meta: { total: number };
@@ -41,6 +45,9 @@ describe('npm start', () => {
       // Seeded once on the empty database; the second start finds the same 20 fixtures.
       expect(body.meta.total).toBe(20);
       expect(processesMentioning(dataDir).length).toBeGreaterThan(0);
+      // Nothing but our own log and start banner: no library warning (e.g. a deprecated option).
+      expect(stderr).toBe('');
+      expect(stdout).not.toMatch(/deprecat/i);
 
       const exited = exitCode(child);
       child.kill(signal);
