@@ -8,6 +8,7 @@ import {
   matchesSearch,
   singleError,
   type ConnectionReply,
+  CONNECTION_PAGE,
 } from './helpers';
 
 /** Cursor paging over `products` and `searchProducts`: forwards, backwards, windows and bad cursors. */
@@ -18,21 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const CONNECTION = /* GraphQL */ `
-  totalCount
-  edges {
-    cursor
-    node {
-      databaseId
-    }
-  }
-  pageInfo {
-    hasNextPage
-    hasPreviousPage
-    startCursor
-    endCursor
-  }
-`;
+const CONNECTION = `totalCount ${CONNECTION_PAGE}`;
 
 const PRODUCTS = /* GraphQL */ `
   query Products($first: Int, $last: Int, $after: String, $before: String, $search: String, $category: String) {

@@ -134,6 +134,22 @@ export function fixtureIds(filter: (product: ProductDoc) => boolean = () => true
 
 export const ALL_PRODUCT_IDS = fixtureIds();
 
+/** A connection page's selection as ConnectionReply reads it (add `totalCount` where wanted). */
+export const CONNECTION_PAGE = /* GraphQL */ `
+  edges {
+    cursor
+    node {
+      databaseId
+    }
+  }
+  pageInfo {
+    hasNextPage
+    hasPreviousPage
+    startCursor
+    endCursor
+  }
+`;
+
 export interface ConnectionReply {
   totalCount?: number;
   edges: { cursor: string; node: { databaseId: number } }[];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderDoc } from '../../src/db/documents';
 import { FIXTURE_CUSTOMERS, FIXTURE_ORDERS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
-import { ORDER_FIELDS, contractTimestamp, dataOf, globalId, singleError } from './helpers';
+import { CONNECTION_PAGE, ORDER_FIELDS, contractTimestamp, dataOf, globalId, singleError } from './helpers';
 
 /**
  * `viewer.orders` and `orders` over HTTP: paging both ways, every filter, visibility and errors.
@@ -38,26 +38,12 @@ interface OrderPage {
 }
 const idsOf = (page: OrderPage) => page.edges.map((edge) => edge.node.databaseId);
 
-const PAGE = /* GraphQL */ `
-  edges {
-    cursor
-    node {
-      databaseId
-    }
-  }
-  pageInfo {
-    hasNextPage
-    hasPreviousPage
-    startCursor
-    endCursor
-  }
-`;
 const VIEWER_ORDERS = /* GraphQL */ `
   query MyOrders($first: Int, $after: String, $last: Int, $before: String, $filter: OrderFilter) {
     viewer {
       customerId
       orders(first: $first, after: $after, last: $last, before: $before, filter: $filter) {
-        ${PAGE}
+        ${CONNECTION_PAGE}
       }
     }
   }
@@ -75,7 +61,7 @@ const ALL_ORDERS = /* GraphQL */ `
   query AllOrders($first: Int, $after: String, $last: Int, $before: String, $filter: OrderFilter) {
     orders(first: $first, after: $after, last: $last, before: $before, filter: $filter) {
       totalCount
-      ${PAGE}
+      ${CONNECTION_PAGE}
     }
   }
 `;

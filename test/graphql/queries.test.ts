@@ -14,6 +14,7 @@ import {
   idsOf,
   matchesSearch,
   type ConnectionReply,
+  CONNECTION_PAGE,
 } from './helpers';
 
 /** Every query field and every argument, over HTTP against the real server and the fixtures. */
@@ -76,21 +77,7 @@ function expectedProduct(product: ProductDoc) {
   };
 }
 
-const CONNECTION_FIELDS = /* GraphQL */ `
-  totalCount
-  edges {
-    cursor
-    node {
-      databaseId
-    }
-  }
-  pageInfo {
-    hasNextPage
-    hasPreviousPage
-    startCursor
-    endCursor
-  }
-`;
+const CONNECTION_FIELDS = `totalCount ${CONNECTION_PAGE}`;
 
 async function products(args: string): Promise<ConnectionReply> {
   const reply = await server.graphql(`{ products${args} { ${CONNECTION_FIELDS} } }`);
