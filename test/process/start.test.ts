@@ -9,11 +9,15 @@ import { listeningUrl, processesMentioning, spawnServer } from '../support/proce
 
 let dataDir: string;
 
+const children: ChildProcessWithoutNullStreams[] = [];
+
 function start(env: Record<string, string>): ChildProcessWithoutNullStreams {
   const cleanEnv = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$)/.test(name)),
   );
-  return spawnServer({ ...cleanEnv, ...env });
+  const child = spawnServer({ ...cleanEnv, ...env });
+  children.push(child);
+  return child;
 }
 
 function exitCode(child: ChildProcessWithoutNullStreams): Promise<number | null> {
@@ -21,6 +25,8 @@ function exitCode(child: ChildProcessWithoutNullStreams): Promise<number | null>
 }
 
 afterAll(async () => {
+  // A failed assertion leaves its server running; its embedded database dies with it.
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   if (dataDir) {
     for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
