@@ -16,14 +16,22 @@ import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { useGraphqlResponseCache } from './graphql-response-cache';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
+import { useHttpCaching } from './http/use-http-caching';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
+import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
+import type { SharedRedis } from './store/redis';
+import {
+  createProcessResponseStore,
+  createRedisResponseStore,
+  type ResponseStore,
+} from './store/response-store';
 
 export interface AppDependencies {
   config: Config;
@@ -34,14 +42,24 @@ export interface AppDependencies {
   isDraining?: () => boolean;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
+  /** The fleet's shared store; without it every cache is per process. */
+  redis?: SharedRedis;
 }
 
 export type App = YogaServerInstance<Record<string, unknown>, AppContext> & { metrics: Metrics };
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
-  const { config, database, resolveViewer, logger } = deps;
+  const { config, database, resolveViewer, logger, redis } = deps;
   const metrics = createMetrics();
+  // One store per cache without Redis (each has its own byte budget); one shared store with it.
+  const responseStore = (): ResponseStore =>
+    redis
+      ? createRedisResponseStore(redis, config.responseCacheBudget)
+      : createProcessResponseStore(config.responseCacheBudget);
+  const cacheOn = config.responseCacheTtlMs > 0;
+  const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
+  const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
   const contextDeps = {
     products: instrumented(
       'products',
@@ -101,7 +119,11 @@ export function createApp(deps: AppDependencies): App {
     plugins: [
       useRequestLog({ logger, metrics }),
       useHttpGuards(),
-      useHealth({ pingDatabase: () => pingDatabase(database.db), isDraining: deps.isDraining }),
+      useHealth({
+        pingDatabase: () => pingDatabase(database.db),
+        isDraining: deps.isDraining,
+        sharedStore: redis && (() => (redis.isReady() ? 'ok' : 'degraded')),
+      }),
       useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
       metrics.plugin,
       useStartPage({ graphiql: config.introspection }),
@@ -113,12 +135,13 @@ export function createApp(deps: AppDependencies): App {
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
       useGraphQlJit({}, { enableIf: ({ document }) => operationCount(document) === 1 }),
-      ...(config.responseCacheTtlMs > 0
+      ...(cacheOn
         ? [
+            useHttpCaching({ publicCacheControl }),
             // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables.
             useGraphqlResponseCache({
               ttlMs: config.responseCacheTtlMs,
-              budget: config.responseCacheBudget,
+              store: responseStore(),
               // /api/v1 keeps its own finished-bytes page cache.
               skip: isRestExecution,
               onLookup: (result) => metrics.cacheLookups.inc({ result }),
@@ -127,8 +150,8 @@ export function createApp(deps: AppDependencies): App {
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
-        pageCacheTtlMs: config.responseCacheTtlMs,
-        pageCacheBudget: config.responseCacheBudget,
+        pageCache: cacheOn ? createPageCache(responseStore(), config.responseCacheTtlMs) : undefined,
+        publicCacheControl,
         onCacheLookup: (result) => metrics.cacheLookups.inc({ result }),
         onUnexpectedError: (error, request) =>
           logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),

@@ -126,6 +126,24 @@ const envSchema = z.object({
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
+  REDIS_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+      .optional(),
+  ),
+  CACHE_MAX_AGE_S: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 86400')
+    .max(86_400, 'must be between 0 and 86400')
+    .default(10),
+  CACHE_STALE_WHILE_REVALIDATE_S: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 86400')
+    .max(86_400, 'must be between 0 and 86400')
+    .default(30),
 });
 
 export interface JwtConfig {
@@ -172,6 +190,10 @@ export interface Config {
   responseCacheTtlMs: number;
   /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
+  /** The fleet's shared store (response cache); unset: every cache is per process. */
+  redisUrl?: string;
+  /** `Cache-Control` of public product reads, for browsers and CDNs. */
+  httpCache: { maxAgeSeconds: number; staleWhileRevalidateSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -283,6 +305,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     responseCacheBudget: Object.freeze({
       maxBytes: values.RESPONSE_CACHE_MAX_BYTES,
       maxEntryBytes: values.RESPONSE_CACHE_MAX_ENTRY_BYTES,
+    }),
+    redisUrl: values.REDIS_URL,
+    httpCache: Object.freeze({
+      maxAgeSeconds: values.CACHE_MAX_AGE_S,
+      staleWhileRevalidateSeconds: values.CACHE_STALE_WHILE_REVALIDATE_S,
     }),
   });
 }

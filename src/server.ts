@@ -12,6 +12,7 @@ import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
+import { connectRedis, type SharedRedis } from './store/redis';
 
 export interface RunningServer {
   url: string;
@@ -82,6 +83,9 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger.info('loaded the sample fixtures into the empty database');
     }
 
+    const redis: SharedRedis | undefined = config.redisUrl
+      ? connectRedis({ url: config.redisUrl, logger })
+      : undefined;
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver({ ...config.jwt, secret });
     const drain = createDrain();
@@ -92,6 +96,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger,
       isDraining: () => drain.draining,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
+      redis,
     });
 
     const server = createServer(
@@ -128,6 +133,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
+        await redis?.close();
         await embedded?.stop();
       })());
 

@@ -7,6 +7,8 @@ export interface HealthOptions {
   readinessTimeoutMs?: number;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending. Default: never. */
   isDraining?: () => boolean;
+  /** The shared store's state, when there is one: reported, but readiness follows the database. */
+  sharedStore?: () => 'ok' | 'degraded';
 }
 
 const json = (status: number, body: unknown) =>
@@ -17,12 +19,14 @@ const json = (status: number, body: unknown) =>
 
 /**
  * /healthz: the process is up (nothing else). /readyz: not shutting down and the database answers
- * a ping quickly; 503 otherwise.
+ * a ping quickly; 503 otherwise. A shared store that is down is reported (`"redis": "degraded"`)
+ * but keeps the instance ready: every use of it falls back to per-process behaviour.
  */
 export function useHealth({
   pingDatabase,
   readinessTimeoutMs = 1_000,
   isDraining = () => false,
+  sharedStore,
 }: HealthOptions): Plugin {
   return {
     async onRequest({ url, endResponse }) {
@@ -35,7 +39,7 @@ export function useHealth({
       });
       try {
         await Promise.race([pingDatabase(), timeout]);
-        endResponse(json(200, { status: 'ready' }));
+        endResponse(json(200, { status: 'ready', ...(sharedStore ? { redis: sharedStore() } : {}) }));
       } catch {
         endResponse(json(503, { status: 'unavailable', reason: 'database' }));
       } finally {

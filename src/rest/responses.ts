@@ -42,7 +42,12 @@ export function errorCodeResponse(code: unknown, message: string, errors: unknow
 export function conditionalJsonResponse(
   { body, etag }: { body: string; etag: string },
   ifNoneMatch: string | null,
+  headers: Record<string, string> = {},
 ): Response {
-  if (ifNoneMatchMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
-  return new Response(body, { status: 200, headers: { 'content-type': JSON_CONTENT_TYPE, etag } });
+  if (ifNoneMatchMatches(ifNoneMatch, etag))
+    return new Response(null, { status: 304, headers: { ...headers, etag } });
+  return new Response(body, {
+    status: 200,
+    headers: { 'content-type': JSON_CONTENT_TYPE, ...headers, etag },
+  });
 }

@@ -1,10 +1,10 @@
 import { parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
-import type { ByteBudget } from '../bounded-cache';
 import type { AppContext } from '../context';
 import type { Endpoint } from './endpoint';
 import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
-import { createPageCache } from './page-cache';
+import type { PageCache } from './page-cache';
+import { etagOf, productTagsOf } from './page-cache';
 import { parseQuery, readQuery } from './query';
 import {
   conditionalJsonResponse,
@@ -17,10 +17,10 @@ import {
 export interface RestApiOptions {
   /** Absolute base of pagination links; default: the request's origin. */
   publicBaseUrl?: string;
-  /** How long finished product pages are served from memory; 0 (default) turns that off. */
-  pageCacheTtlMs?: number;
-  /** Bytes the page cache may hold, in all and per page. */
-  pageCacheBudget?: ByteBudget;
+  /** Finished public product pages (process or shared); none: nothing is cached. */
+  pageCache?: PageCache;
+  /** `Cache-Control` of public product pages. */
+  publicCacheControl?: string;
   /** Told of each page-cache lookup, for metrics. */
   onCacheLookup?: (result: 'hit' | 'miss') => void;
   /** Called with failures that answer 500, for logging. Default: console.error. */
@@ -28,6 +28,8 @@ export interface RestApiOptions {
 }
 
 const PREFIX = '/api/v1';
+/** Orders answer per customer: never stored by a browser or a CDN. */
+const PRIVATE = { 'cache-control': 'private, no-store' };
 const ALLOWED_METHODS = 'GET, HEAD';
 
 type Yoga = YogaServerInstance<Record<string, unknown>, AppContext>;
@@ -65,12 +67,11 @@ function prepareDocuments(schema: GraphQLSchema): Map<Endpoint, DocumentNode> {
 export function useRestApi(options: RestApiOptions = {}): Plugin {
   const {
     publicBaseUrl,
-    pageCacheTtlMs = 0,
-    pageCacheBudget = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 1024 * 1024 },
+    pageCache,
+    publicCacheControl = 'public, max-age=0',
     onCacheLookup = () => undefined,
     onUnexpectedError = (error) => console.error(error),
   } = options;
-  const pageCache = createPageCache(pageCacheTtlMs, pageCacheBudget);
   let started: { yoga: Yoga; documents: Map<Endpoint, DocumentNode> } | undefined;
 
   const runner =
@@ -96,25 +97,37 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     const query = readQuery(url.searchParams);
     const input = parseQuery(endpoint.query, query);
     if (!input.ok) return validationResponse(input.errors);
-    const cached = endpoint.cacheable && pageCacheTtlMs > 0 ? pageCache.get(url.href) : undefined;
-    if (endpoint.cacheable && pageCacheTtlMs > 0) onCacheLookup(cached ? 'hit' : 'miss');
+    const cache = endpoint.cacheable ? pageCache : undefined;
+    const baseUrl = publicBaseUrl ?? url.origin;
+    const cacheKey = `${baseUrl}${url.pathname}${url.search}`;
+    const cached = await cache?.get(cacheKey);
+    if (cache) onCacheLookup(cached ? 'hit' : 'miss');
     const ifNoneMatch = request.headers.get('if-none-match');
-    if (cached) return conditionalJsonResponse(cached, ifNoneMatch);
+    const headers = endpoint.cacheable
+      ? {
+          'cache-control': publicCacheControl,
+          vary: 'Accept-Encoding',
+          ...(cache ? { 'x-cache': cached ? 'HIT' : 'MISS' } : {}),
+        }
+      : PRIVATE;
+    if (cached) return conditionalJsonResponse(cached, ifNoneMatch, headers);
 
     const result = await run(started!.documents.get(endpoint)!, endpoint.variables(input.value, params));
     const [error] = result.errors ?? [];
     if (error) {
       const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
       if (response.status === 500) throw error;
+      if (!endpoint.cacheable)
+        for (const [name, value] of Object.entries(PRIVATE)) response.headers.set(name, value);
       return response;
     }
-    const body = endpoint.body(result.data as Record<string, unknown>, {
-      query,
-      path,
-      baseUrl: publicBaseUrl ?? url.origin,
-    });
-    if (!endpoint.cacheable) return jsonResponse(200, body);
-    return conditionalJsonResponse(pageCache.put(url.href, JSON.stringify(body)), ifNoneMatch);
+    const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
+    if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);
+    const json = JSON.stringify(body);
+    const entry = cache
+      ? cache.put(cacheKey, json, productTagsOf(body as Record<string, unknown>))
+      : { body: json, etag: etagOf(json) };
+    return conditionalJsonResponse(entry, ifNoneMatch, headers);
   }
 
   return {

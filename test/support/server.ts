@@ -29,10 +29,16 @@ export interface GraphQLReply {
 
 /** The real server on a free port, over a fresh database (with the fixtures unless told otherwise). */
 export async function startTestServer(
-  options: { fixtures?: boolean; env?: Record<string, string>; logger?: Logger } = {},
+  options: {
+    fixtures?: boolean;
+    env?: Record<string, string>;
+    logger?: Logger;
+    /** Another server's database: a second instance of the same deployment (left open by stop). */
+    database?: TestDatabase;
+  } = {},
 ): Promise<TestServer> {
-  const testDb = await openTestDatabase('server');
-  if (options.fixtures ?? true) await loadFixtures(testDb.db);
+  const testDb = options.database ?? (await openTestDatabase('server'));
+  if (!options.database && (options.fixtures ?? true)) await loadFixtures(testDb.db);
   const config = loadConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
@@ -63,7 +69,7 @@ export async function startTestServer(
     },
     async stop() {
       await server.close(2_000);
-      await testDb.close();
+      if (!options.database) await testDb.close();
     },
   };
 }

@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import { createBoundedCache, type ByteBudget } from '../bounded-cache';
+import type { SharedRedis } from './redis';
+
+/**
+ * Finished, public responses by key, with the entities each holds as tags ("product:7"), so that
+ * one product change can drop every page that shows it. Never throws: a store that fails is a miss.
+ */
+export interface ResponseStore {
+  /** "shared" when every instance sees the same entries. */
+  readonly scope: 'process' | 'shared';
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number, tags: readonly string[]): Promise<void>;
+}
+
+/** One process's entries, bounded in bytes; tags are not needed (entries expire within the TTL). */
+export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
+  const entries = createBoundedCache<string>(budget);
+  return {
+    scope: 'process',
+    get: async (key) => entries.get(key),
+    async set(key, value, ttlMs) {
+      entries.set(key, value, Buffer.byteLength(value), ttlMs);
+    },
+  };
+}
+
+/** Every key this server writes starts with this, so a purge of "everything" touches nothing else. */
+export const KEY_PREFIX = 'storefront:cache:';
+const entryKey = (key: string) =>
+  `${KEY_PREFIX}entry:${createHash('sha256').update(key).digest('base64url')}`;
+export const tagKey = (tag: string) => `${KEY_PREFIX}tag:${tag}`;
+
+/**
+ * Entries in Redis, shared by the fleet: `SET … PX ttl`, and per tag a set of the entry keys that
+ * hold it (expiring with them). Entries over `maxEntryBytes` are not stored; the total is bounded
+ * by the TTL and Redis's own `maxmemory`.
+ */
+export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: ByteBudget): ResponseStore {
+  const { client } = redis;
+  return {
+    scope: 'shared',
+    async get(key) {
+      if (!redis.isReady()) return undefined;
+      try {
+        return (await client.get(entryKey(key))) ?? undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async set(key, value, ttlMs, tags) {
+      if (!redis.isReady() || ttlMs <= 0 || Buffer.byteLength(value) > maxEntryBytes) return;
+      const stored = entryKey(key);
+      const write = client.multi().set(stored, value, 'PX', ttlMs);
+      // Every entry has the same TTL, so the newest entry of a tag always expires last (Redis 6 has no GT).
+      for (const tag of tags) write.sadd(tagKey(tag), stored).pexpire(tagKey(tag), ttlMs);
+      await write.exec().catch(() => undefined);
+    },
+  };
+}
+
+/** Drops every entry tagged with any of `tags`; returns how many entries went. */
+export async function purgeTags(redis: SharedRedis, tags: readonly string[]): Promise<number> {
+  let purged = 0;
+  for (const tag of tags) {
+    const entries = await redis.client.smembers(tagKey(tag));
+    if (entries.length > 0) purged += await redis.client.del(...entries);
+    await redis.client.del(tagKey(tag));
+  }
+  return purged;
+}
+
+/** Drops every entry and tag this server wrote (SCAN, never KEYS: Redis stays responsive). */
+export async function purgeAll(redis: SharedRedis): Promise<number> {
+  let purged = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.client.scan(cursor, 'MATCH', `${KEY_PREFIX}*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) purged += await redis.client.unlink(...keys);
+  } while (cursor !== '0');
+  return purged;
+}
