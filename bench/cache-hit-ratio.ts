@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config';
+import { startEmbeddedDatabase } from '../src/db/embedded';
+import { connectDatabase, ensureIndexes } from '../src/db/mongo';
+import { createLogger } from '../src/logger';
+import { startServer, type RunningServer } from '../src/server';
+import { loadFixtures } from '../seed/load';
+
+/**
+ * Response-cache hit ratio of one fixed request mix sent round-robin to 1 and to 3 instances, with
+ * per-process caches and with the Redis-shared cache: `npm run bench:cache`. Counts X-Cache headers.
+ */
+
+const REQUESTS = 600;
+const DISTINCT_PATHS = [
+  ...Array.from({ length: 7 }, (_, page) => `/api/v1/products?per_page=3&page=${page + 1}`),
+  ...['gift', 'card', 'game'].map((term) => `/api/v1/products/search?term=${term}`),
+  ...Array.from(
+    { length: 5 },
+    (_, size) =>
+      `/graphql?query=${encodeURIComponent(`{ products(first: ${size + 1}) { edges { node { name } } } }`)}`,
+  ),
+  `/graphql?query=${encodeURIComponent('{ categories { name productCount } }')}`,
+];
+
+/** A fixed, skewed mix (the first pages are asked most), the same for every configuration. */
+function requestMix(): string[] {
+  let state = 42;
+  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  return Array.from(
+    { length: REQUESTS },
+    () => DISTINCT_PATHS[Math.floor(next() ** 2 * DISTINCT_PATHS.length)]!,
+  );
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function measure(instances: RunningServer[]): Promise<number> {
+  let hits = 0;
+  const mix = requestMix();
+  for (const [index, requestPath] of mix.entries()) {
+    const response = await fetch(`${instances[index % instances.length]!.url}${requestPath}`, {
+      headers: { accept: 'application/json' },
+    });
+    await response.arrayBuffer();
+    if (response.headers.get('x-cache') === 'HIT') hits++;
+    // Let a background write land, as it would between two users' requests.
+    if (index % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return hits / mix.length;
+}
+
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-cache-'));
+const database = await startEmbeddedDatabase({ dataDir, log: () => undefined });
+const redisPort = await freePort();
+const redis = spawn(
+  'redis-server',
+  ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  {
+    stdio: 'ignore',
+  },
+);
+try {
+  const seeding = await connectDatabase({ uri: database.uri, dbName: 'cachebench' });
+  await ensureIndexes(seeding.db);
+  await loadFixtures(seeding.db);
+  await seeding.close();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+
+  const rows: string[] = [];
+  for (const shared of [false, true]) {
+    for (const count of [1, 3]) {
+      if (shared) spawn('redis-cli', ['-p', String(redisPort), 'flushall']);
+      const config = loadConfig({
+        NODE_ENV: 'test',
+        PORT: '0',
+        MONGODB_URI: database.uri,
+        MONGODB_DB: 'cachebench',
+        JWT_SECRET: 'bench-secret-that-is-at-least-32-characters',
+        PUBLIC_BASE_URL: 'https://shop.example',
+        LOG_LEVEL: 'silent',
+        RESPONSE_CACHE_TTL_MS: '600000',
+        ...(shared ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` } : {}),
+      });
+      const instances = await Promise.all(
+        Array.from({ length: count }, () => startServer({ config, logger: createLogger('silent') })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const ratio = await measure(instances);
+      rows.push(
+        `| ${count} | ${shared ? 'shared (Redis)' : 'per process'} | ${REQUESTS} | ${(ratio * 100).toFixed(1)} % |`,
+      );
+      await Promise.all(instances.map((instance) => instance.close(1_000)));
+    }
+  }
+  console.log(
+    `Hit ratio of ${REQUESTS} requests over ${DISTINCT_PATHS.length} distinct reads, round-robin:\n`,
+  );
+  console.log('| instances | cache | requests | hit ratio |\n|--:|---|--:|--:|');
+  console.log(rows.join('\n'));
+} finally {
+  redis.kill('SIGKILL');
+  await database.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
