@@ -12,7 +12,9 @@ import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
+import { watchProductChanges } from './db/product-changes';
 import { connectRedis, type SharedRedis } from './store/redis';
+import { purgeAll, purgeTags } from './store/response-store';
 
 export interface RunningServer {
   url: string;
@@ -86,6 +88,22 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     const redis: SharedRedis | undefined = config.redisUrl
       ? connectRedis({ url: config.redisUrl, logger })
       : undefined;
+    // Every instance follows the catalogue's changes; purging the same tags twice is harmless.
+    const productChanges =
+      redis &&
+      watchProductChanges(database.db, {
+        onChange: (productId) =>
+          void (productId === undefined ? purgeAll(redis) : purgeTags(redis, [`product:${productId}`])).catch(
+            (error: unknown) =>
+              logger.warn({ err: error }, 'purging the shared cache after a product change failed'),
+          ),
+        onUnsupported: (reason) =>
+          logger.info(
+            { reason },
+            'the database has no change streams: shared cache entries expire with RESPONSE_CACHE_TTL_MS or by npm run cache:purge',
+          ),
+        onError: (error) => logger.warn({ err: error }, 'the product change stream failed; reopening in 5 s'),
+      });
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver({ ...config.jwt, secret });
     const drain = createDrain();
@@ -130,6 +148,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await drained;
         clearTimeout(deadline);
         clearTimeout(cutTimer);
+        await productChanges?.close();
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
