@@ -34,7 +34,9 @@ describe('graceful shutdown', () => {
 
   it('says not ready at once, and answers requests caught by the deadline 503, never a reset', async () => {
     const server = await startTestServer({ fixtures: false });
-    await loadGenerated(server.testDb.db, { seed: 4, products: 1_000, orders: 0 });
+    // Enough products that an unmatched search (a full scan on FerretDB) outlasts the 50 ms deadline,
+    // also on a busy machine.
+    await loadGenerated(server.testDb.db, { seed: 4, products: 4_000, orders: 0 });
     let received = 0;
     server.http.on('request', () => received++);
     const slow = (index: number) =>
