@@ -24,6 +24,7 @@ import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
+import type { SharedRedis } from './store/redis';
 
 export interface AppDependencies {
   config: Config;
@@ -32,6 +33,8 @@ export interface AppDependencies {
   logger: Logger;
   /** True once shutdown has begun: /readyz then answers 503. */
   isDraining?: () => boolean;
+  /** The fleet's shared store (REDIS_URL); absent: every cache and limit is per process. */
+  redis?: SharedRedis;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
 }
@@ -101,7 +104,11 @@ export function createApp(deps: AppDependencies): App {
     plugins: [
       useRequestLog({ logger, metrics }),
       useHttpGuards(),
-      useHealth({ pingDatabase: () => pingDatabase(database.db), isDraining: deps.isDraining }),
+      useHealth({
+        pingDatabase: () => pingDatabase(database.db),
+        isDraining: deps.isDraining,
+        sharedStoreReady: deps.redis ? () => deps.redis?.isReady() ?? false : undefined,
+      }),
       useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
       metrics.plugin,
       useStartPage({ graphiql: config.introspection }),

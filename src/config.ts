@@ -123,6 +123,12 @@ const envSchema = z.object({
     .max(104_857_600, 'must be between 0 and 104857600')
     .default(1_048_576),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  REDIS_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^rediss?:\/\/\S+$/, 'must start with redis:// or rediss://')
+      .optional(),
+  ),
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
@@ -151,6 +157,8 @@ export interface Config {
     monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   };
+  /** The fleet's shared store (cache, limits, persisted documents); unset: all per process. */
+  redisUrl?: string;
   dataDir: string;
   publicBaseUrl?: string;
   jwt: JwtConfig;
@@ -259,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,
     }),
+    redisUrl: values.REDIS_URL,
     dataDir: path.resolve(cwd, values.DATA_DIR),
     publicBaseUrl: values.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     jwt: Object.freeze({

@@ -12,6 +12,7 @@ import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
+import { connectRedis, type SharedRedis } from './store/redis';
 
 export interface RunningServer {
   url: string;
@@ -20,6 +21,8 @@ export interface RunningServer {
   http: Server;
   database: Database;
   embedded?: EmbeddedDatabase;
+  /** The shared store, when REDIS_URL is set. */
+  redis?: SharedRedis;
   /** Stops accepting, lets in-flight requests finish (up to the deadline), then closes the database. */
   close(deadlineMs?: number): Promise<void>;
 }
@@ -66,6 +69,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
   }
 
   let database: Database | undefined;
+  // Connects in the background: a Redis that is down at start only means going without it.
+  const redis = config.redisUrl ? connectRedis({ url: config.redisUrl, logger }) : undefined;
   try {
     database = await connectDatabase({
       uri,
@@ -91,6 +96,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       resolveViewer,
       logger,
       isDraining: () => drain.draining,
+      redis,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
     });
 
@@ -128,12 +134,14 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
+        await redis?.close();
         await embedded?.stop();
       })());
 
-    return { url, port: address.port, app, http: server, database, embedded, close };
+    return { url, port: address.port, app, http: server, database, embedded, redis, close };
   } catch (error) {
     await database?.close().catch(() => undefined);
+    await redis?.close();
     await embedded?.stop();
     throw error;
   }

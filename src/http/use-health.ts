@@ -7,6 +7,11 @@ export interface HealthOptions {
   readinessTimeoutMs?: number;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending. Default: never. */
   isDraining?: () => boolean;
+  /**
+   * Whether the shared store (Redis) is connected, when there is one. Reported as `redis: "ok" |
+   * "degraded"` but never decides readiness: without it the caches and limits go per process.
+   */
+  sharedStoreReady?: () => boolean;
 }
 
 const json = (status: number, body: unknown) =>
@@ -17,12 +22,13 @@ const json = (status: number, body: unknown) =>
 
 /**
  * /healthz: the process is up (nothing else). /readyz: not shutting down and the database answers
- * a ping quickly; 503 otherwise.
+ * a ping quickly; 503 otherwise. The shared store's state is reported beside, not required.
  */
 export function useHealth({
   pingDatabase,
   readinessTimeoutMs = 1_000,
   isDraining = () => false,
+  sharedStoreReady,
 }: HealthOptions): Plugin {
   return {
     async onRequest({ url, endResponse }) {
@@ -35,7 +41,8 @@ export function useHealth({
       });
       try {
         await Promise.race([pingDatabase(), timeout]);
-        endResponse(json(200, { status: 'ready' }));
+        const store = sharedStoreReady ? { redis: sharedStoreReady() ? 'ok' : 'degraded' } : {};
+        endResponse(json(200, { status: 'ready', ...store }));
       } catch {
         endResponse(json(503, { status: 'unavailable', reason: 'database' }));
       } finally {
