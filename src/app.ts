@@ -20,6 +20,10 @@ import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
+import { createClientKey } from './limits/client-key';
+import { createClientLimiter } from './limits/limiter';
+import { useRateLimits } from './limits/use-rate-limits';
+import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { useRestApi } from './rest/use-rest-api';
@@ -60,14 +64,20 @@ export function createApp(deps: AppDependencies): App {
     storeLocale: config.storeLocale,
   };
 
+  // GraphiQL sends arbitrary documents, which trusted-only refuses: it is off in that mode.
+  const graphiql = config.introspection && config.persistedOperations.mode !== 'trusted-only';
+  const { rateLimit } = config;
+  const limiter = (name: string, pointsPerMinute: number) =>
+    pointsPerMinute > 0
+      ? createClientLimiter({ name, pointsPerMinute, redis: deps.redis, failOpen: rateLimit.failOpen })
+      : undefined;
+
   const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
-    graphiql: config.introspection
-      ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY }
-      : false,
+    graphiql: graphiql ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY } : false,
     // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB module:
     // loaded on the first visit, not by every server process at start.
     renderGraphiQL: async (options) =>
@@ -111,9 +121,16 @@ export function createApp(deps: AppDependencies): App {
       }),
       useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
       metrics.plugin,
-      useStartPage({ graphiql: config.introspection }),
+      useStartPage({ graphiql }),
       ...(deps.plugins ?? []),
+      useRateLimits({
+        requests: limiter('requests', rateLimit.requestsPerMinute),
+        cost: limiter('cost', rateLimit.costPerMinute),
+        clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
+        isTrusted: isRestExecution,
+      }),
       useClientErrors({ logger }),
+      ...persistedDocumentPlugins(config.persistedOperations, deps.redis),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
