@@ -21,6 +21,10 @@ import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
+import { createClientKey } from './limits/client-key';
+import { createClientLimiter } from './limits/limiter';
+import { useRateLimits } from './limits/use-rate-limits';
+import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
@@ -40,10 +44,10 @@ export interface AppDependencies {
   logger: Logger;
   /** True once shutdown has begun: /readyz then answers 503. */
   isDraining?: () => boolean;
+  /** The fleet's shared store (REDIS_URL); absent: every cache and limit is per process. */
+  redis?: SharedRedis;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
-  /** The fleet's shared store; without it every cache is per process. */
-  redis?: SharedRedis;
 }
 
 export type App = YogaServerInstance<Record<string, unknown>, AppContext> & { metrics: Metrics };
@@ -75,14 +79,20 @@ export function createApp(deps: AppDependencies): App {
     storeLocale: config.storeLocale,
   };
 
+  // GraphiQL sends arbitrary documents, which trusted-only refuses: it is off in that mode.
+  const graphiql = config.introspection && config.persistedOperations.mode !== 'trusted-only';
+  const { rateLimit } = config;
+  const limiter = (name: string, pointsPerMinute: number) =>
+    pointsPerMinute > 0
+      ? createClientLimiter({ name, pointsPerMinute, redis: redis, failOpen: rateLimit.failOpen })
+      : undefined;
+
   const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
-    graphiql: config.introspection
-      ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY }
-      : false,
+    graphiql: graphiql ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY } : false,
     // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB module:
     // loaded on the first visit, not by every server process at start.
     renderGraphiQL: async (options) =>
@@ -122,13 +132,20 @@ export function createApp(deps: AppDependencies): App {
       useHealth({
         pingDatabase: () => pingDatabase(database.db),
         isDraining: deps.isDraining,
-        sharedStore: redis && (() => (redis.isReady() ? 'ok' : 'degraded')),
+        sharedStoreReady: redis && (() => redis.isReady()),
       }),
       useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
       metrics.plugin,
-      useStartPage({ graphiql: config.introspection }),
+      useStartPage({ graphiql }),
       ...(deps.plugins ?? []),
+      useRateLimits({
+        requests: limiter('requests', rateLimit.requestsPerMinute),
+        cost: limiter('cost', rateLimit.costPerMinute),
+        clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
+        isTrusted: isRestExecution,
+      }),
       useClientErrors({ logger }),
+      ...persistedDocumentPlugins(config.persistedOperations, redis),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.

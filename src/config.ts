@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 
 /** The only reader of process.env. Everything else receives a validated, frozen Config. */
@@ -47,6 +48,15 @@ function isKnownLocale(locale: string): boolean {
     return false;
   }
 }
+
+const perMinute = z.coerce
+  .number({ message: 'must be a number' })
+  .int('must be a whole number')
+  .min(0, 'must be between 0 and 100000000')
+  .max(100_000_000, 'must be between 0 and 100000000');
+
+/** Production defaults of the per-client limits (0 = off, the default elsewhere). */
+const PRODUCTION_RATE_LIMITS = { requestsPerMinute: 600, costPerMinute: 1_000_000 };
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -123,15 +133,21 @@ const envSchema = z.object({
     .max(104_857_600, 'must be between 0 and 104857600')
     .default(1_048_576),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
-  MONGODB_READ_PREFERENCE: z
-    .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
-    .default('primary'),
   REDIS_URL: optionalText.pipe(
     z
       .string()
-      .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+      .regex(/^rediss?:\/\/\S+$/, 'must start with redis:// or rediss://')
       .optional(),
   ),
+  RATE_LIMIT_REQUESTS_PER_MINUTE: perMinute.optional(),
+  RATE_LIMIT_COST_PER_MINUTE: perMinute.optional(),
+  RATE_LIMIT_FAIL_OPEN: z.enum(['true', 'false']).default('true'),
+  TRUSTED_PROXIES: optionalText,
+  PERSISTED_OPERATIONS: z.enum(['off', 'apq', 'trusted-only']).default('off'),
+  PERSISTED_OPERATIONS_MANIFEST: optionalText,
+  MONGODB_READ_PREFERENCE: z
+    .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
+    .default('primary'),
   CACHE_MAX_AGE_S: z.coerce
     .number({ message: 'must be a number' })
     .int('must be a whole number')
@@ -169,6 +185,8 @@ export interface Config {
     monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   };
+  /** The fleet's shared store (cache, limits, persisted documents); unset: all per process. */
+  redisUrl?: string;
   dataDir: string;
   publicBaseUrl?: string;
   jwt: JwtConfig;
@@ -190,10 +208,27 @@ export interface Config {
   responseCacheTtlMs: number;
   /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
-  /** The fleet's shared store (response cache); unset: every cache is per process. */
-  redisUrl?: string;
   /** `Cache-Control` of public product reads, for browsers and CDNs. */
   httpCache: { maxAgeSeconds: number; staleWhileRevalidateSeconds: number };
+  rateLimit: RateLimitConfig;
+  persistedOperations: PersistedOperationsConfig;
+}
+
+export interface RateLimitConfig {
+  /** Requests per client per minute, both APIs together; 0 = off. */
+  requestsPerMinute: number;
+  /** Estimated GraphQL cost per client per minute; 0 = off. */
+  costPerMinute: number;
+  /** With the shared store down: count per process (true) or answer 503 (false). */
+  failOpen: boolean;
+  /** Addresses/CIDRs (or proxy-addr's names) whose X-Forwarded-For is believed. */
+  trustedProxies: string[];
+}
+
+export interface PersistedOperationsConfig {
+  mode: 'off' | 'apq' | 'trusted-only';
+  /** Absolute path of the JSON manifest (sha256 hash → document) of `npm run persist`. */
+  manifestPath?: string;
 }
 
 export class ConfigError extends Error {
@@ -267,7 +302,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       problems.push(`CORS_ORIGINS: "${origin}" must be an origin like https://shop.example.com`);
     }
   }
+  const trustedProxies = (values.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of trustedProxies) {
+    try {
+      proxyaddr.compile(entry);
+    } catch {
+      problems.push(
+        `TRUSTED_PROXIES: "${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`,
+      );
+    }
+  }
+  if (values.PERSISTED_OPERATIONS === 'trusted-only' && !values.PERSISTED_OPERATIONS_MANIFEST) {
+    problems.push('PERSISTED_OPERATIONS_MANIFEST: required when PERSISTED_OPERATIONS=trusted-only');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
+  const production = values.NODE_ENV === 'production';
 
   return Object.freeze({
     env: values.NODE_ENV,
@@ -281,6 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,
     }),
+    redisUrl: values.REDIS_URL,
     dataDir: path.resolve(cwd, values.DATA_DIR),
     publicBaseUrl: values.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     jwt: Object.freeze({
@@ -306,10 +359,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxBytes: values.RESPONSE_CACHE_MAX_BYTES,
       maxEntryBytes: values.RESPONSE_CACHE_MAX_ENTRY_BYTES,
     }),
-    redisUrl: values.REDIS_URL,
     httpCache: Object.freeze({
       maxAgeSeconds: values.CACHE_MAX_AGE_S,
       staleWhileRevalidateSeconds: values.CACHE_STALE_WHILE_REVALIDATE_S,
+    }),
+    rateLimit: Object.freeze({
+      requestsPerMinute:
+        values.RATE_LIMIT_REQUESTS_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.requestsPerMinute : 0),
+      costPerMinute:
+        values.RATE_LIMIT_COST_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.costPerMinute : 0),
+      failOpen: values.RATE_LIMIT_FAIL_OPEN === 'true',
+      trustedProxies: Object.freeze(trustedProxies) as string[],
+    }),
+    persistedOperations: Object.freeze({
+      mode: values.PERSISTED_OPERATIONS,
+      manifestPath: values.PERSISTED_OPERATIONS_MANIFEST
+        ? path.resolve(cwd, values.PERSISTED_OPERATIONS_MANIFEST)
+        : undefined,
     }),
   });
 }

@@ -23,6 +23,8 @@ export interface RunningServer {
   http: Server;
   database: Database;
   embedded?: EmbeddedDatabase;
+  /** The shared store, when REDIS_URL is set. */
+  redis?: SharedRedis;
   /** Stops accepting, lets in-flight requests finish (up to the deadline), then closes the database. */
   close(deadlineMs?: number): Promise<void>;
 }
@@ -69,6 +71,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
   }
 
   let database: Database | undefined;
+  // Connects in the background: a Redis that is down at start only means going without it.
+  const redis = config.redisUrl ? connectRedis({ url: config.redisUrl, logger }) : undefined;
   try {
     database = await connectDatabase({
       uri,
@@ -85,9 +89,6 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger.info('loaded the sample fixtures into the empty database');
     }
 
-    const redis: SharedRedis | undefined = config.redisUrl
-      ? connectRedis({ url: config.redisUrl, logger })
-      : undefined;
     // Every instance follows the catalogue's changes; purging the same tags twice is harmless.
     const productChanges =
       redis &&
@@ -113,8 +114,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       resolveViewer,
       logger,
       isDraining: () => drain.draining,
-      plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
       redis,
+      plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
     });
 
     const server = createServer(
@@ -156,9 +157,10 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await embedded?.stop();
       })());
 
-    return { url, port: address.port, app, http: server, database, embedded, close };
+    return { url, port: address.port, app, http: server, database, embedded, redis, close };
   } catch (error) {
     await database?.close().catch(() => undefined);
+    await redis?.close();
     await embedded?.stop();
     throw error;
   }

@@ -83,6 +83,29 @@ describe('configuration', () => {
     expect(config.publicBaseUrl).toBe('https://shop.example.com');
     expect(config.mongo.readPreference).toBe('secondaryPreferred');
     expect(config.seedFixturesWhenEmpty).toBe(false);
+    expect(config.rateLimit).toEqual({
+      requestsPerMinute: 600,
+      costPerMinute: 1_000_000,
+      failOpen: true,
+      trustedProxies: [],
+    });
+  });
+
+  it('limits nothing by default outside production, and checks proxies and the trusted-only manifest', () => {
+    const config = loadConfig(
+      { TRUSTED_PROXIES: '10.0.0.0/8, loopback', PERSISTED_OPERATIONS: 'apq' },
+      '/srv/app',
+    );
+    expect(config.rateLimit).toMatchObject({ requestsPerMinute: 0, costPerMinute: 0 });
+    expect(config.rateLimit.trustedProxies).toEqual(['10.0.0.0/8', 'loopback']);
+    expect(config.persistedOperations).toEqual({ mode: 'apq', manifestPath: undefined });
+    const problems = problemsOf({ TRUSTED_PROXIES: '10.0.0.0/99', PERSISTED_OPERATIONS: 'trusted-only' });
+    expect(problems).toContain(
+      'TRUSTED_PROXIES: "10.0.0.0/99" is not an address, a CIDR or loopback/linklocal/uniquelocal',
+    );
+    expect(problems).toContain(
+      'PERSISTED_OPERATIONS_MANIFEST: required when PERSISTED_OPERATIONS=trusted-only',
+    );
   });
 });
 

@@ -7,8 +7,11 @@ export interface HealthOptions {
   readinessTimeoutMs?: number;
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending. Default: never. */
   isDraining?: () => boolean;
-  /** The shared store's state, when there is one: reported, but readiness follows the database. */
-  sharedStore?: () => 'ok' | 'degraded';
+  /**
+   * Whether the shared store (Redis) is connected, when there is one. Reported as `redis: "ok" |
+   * "degraded"` but never decides readiness: without it the caches and limits go per process.
+   */
+  sharedStoreReady?: () => boolean;
 }
 
 const json = (status: number, body: unknown) =>
@@ -19,14 +22,13 @@ const json = (status: number, body: unknown) =>
 
 /**
  * /healthz: the process is up (nothing else). /readyz: not shutting down and the database answers
- * a ping quickly; 503 otherwise. A shared store that is down is reported (`"redis": "degraded"`)
- * but keeps the instance ready: every use of it falls back to per-process behaviour.
+ * a ping quickly; 503 otherwise. The shared store's state is reported beside, not required.
  */
 export function useHealth({
   pingDatabase,
   readinessTimeoutMs = 1_000,
   isDraining = () => false,
-  sharedStore,
+  sharedStoreReady,
 }: HealthOptions): Plugin {
   return {
     async onRequest({ url, endResponse }) {
@@ -39,7 +41,8 @@ export function useHealth({
       });
       try {
         await Promise.race([pingDatabase(), timeout]);
-        endResponse(json(200, { status: 'ready', ...(sharedStore ? { redis: sharedStore() } : {}) }));
+        const store = sharedStoreReady ? { redis: sharedStoreReady() ? 'ok' : 'degraded' } : {};
+        endResponse(json(200, { status: 'ready', ...store }));
       } catch {
         endResponse(json(503, { status: 'unavailable', reason: 'database' }));
       } finally {

@@ -1,53 +1,77 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger';
 
-export interface SharedRedisOptions {
-  url: string;
-  logger: Logger;
-  /** Longest a command may take before it counts as failed. Default 200 ms. */
-  commandTimeoutMs?: number;
-}
-
-/** The fleet's shared store. Every user of it must treat a failed command as "no shared state". */
 export interface SharedRedis {
   client: Redis;
-  /** Connected right now: /readyz reports "degraded" otherwise. */
+  /** True while the connection is up; callers skip the store (fail open) when it is not. */
   isReady(): boolean;
   close(): Promise<void>;
 }
 
+export interface RedisOptions {
+  /** `redis://` or `rediss://` URL. */
+  url: string;
+  logger: Logger;
+  /** How long one command may take before it fails (and the caller goes without). Default 150 ms. */
+  commandTimeoutMs?: number;
+}
+
+const MAX_RECONNECT_DELAY_MS = 2_000;
+
 /**
- * A Redis client that never makes a request wait on a dead or slow Redis: no offline queue (a
- * command while disconnected fails at once), a short command timeout, one retry per command, and
- * reconnection forever with a capped backoff. Connection errors are logged once per outage.
+ * The fleet's shared store. A request must never wait on a dead or slow Redis: commands are not
+ * queued while disconnected (they fail at once), each has a short timeout and one retry at most,
+ * and the client reconnects forever in the background with a capped backoff.
  */
-export function connectRedis({ url, logger, commandTimeoutMs = 200 }: SharedRedisOptions): SharedRedis {
-  let down = false;
+export function connectRedis({ url, logger, commandTimeoutMs = 150 }: RedisOptions): SharedRedis {
   const client = new Redis(url, {
     enableOfflineQueue: false,
     commandTimeout: commandTimeoutMs,
-    connectTimeout: Math.max(1_000, commandTimeoutMs * 5),
     maxRetriesPerRequest: 1,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_DELAY_MS),
+    // Reconnects after READONLY (a failed-over primary) instead of failing every write.
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
     lazyConnect: false,
   });
+
+  // One log line per state change, not one per failed reconnect attempt.
+  let state: 'connecting' | 'ready' | 'down' = 'connecting';
   client.on('ready', () => {
-    if (down) logger.info('shared store (Redis) is back');
-    down = false;
+    if (state !== 'ready') logger.info({ redis: redactUrl(url) }, 'shared store (Redis) connected');
+    state = 'ready';
   });
   client.on('error', (error: Error) => {
-    if (!down)
-      logger.warn(
-        { err: { message: error.message } },
-        'shared store (Redis) unavailable: working per process',
-      );
-    down = true;
+    if (state === 'down') return;
+    state = 'down';
+    logger.warn({ err: { message: error.message } }, 'shared store (Redis) unavailable; going without it');
   });
+  client.on('end', () => {
+    state = 'down';
+  });
+
+  let closing: Promise<void> | undefined;
   return {
     client,
     isReady: () => client.status === 'ready',
-    async close() {
-      await client.quit().catch(() => client.disconnect());
-    },
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          if (client.status === 'ready') await client.quit();
+          else client.disconnect();
+        } catch {
+          client.disconnect();
+        }
+      })()),
   };
+}
+
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'redis';
+  }
 }

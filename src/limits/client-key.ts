@@ -1,0 +1,45 @@
+import proxyaddr from 'proxy-addr';
+import type { IncomingMessage } from 'node:http';
+import type { ViewerResolver } from '../auth/tokens';
+
+/** Who a request is counted against: `sub:<token subject>` or `ip:<client address>`. */
+export type ClientKeyOf = (request: Request, serverContext: unknown) => Promise<string>;
+
+export interface ClientKeyOptions {
+  /** The same verification as the APIs: an invalid or expired token counts as no token. */
+  resolveViewer: ViewerResolver;
+  /** Peers whose X-Forwarded-For is believed (addresses, CIDRs or proxy-addr's names). */
+  trustedProxies: string[];
+}
+
+export function createClientKey({ resolveViewer, trustedProxies }: ClientKeyOptions): ClientKeyOf {
+  const trust = proxyaddr.compile(trustedProxies);
+  return async (request, serverContext) => {
+    if (request.headers.has('authorization')) {
+      const viewer = await resolveViewer(request.headers.get('authorization'));
+      if (viewer.kind === 'customer') return `sub:${viewer.customerId}`;
+    }
+    return `ip:${clientAddress(request, serverContext, trust)}`;
+  };
+}
+
+/**
+ * The peer's address, or the right-most X-Forwarded-For entry not added by a trusted proxy
+ * (proxy-addr, as Express's `trust proxy`). Without a socket (in-process `yoga.fetch`): 'local'.
+ */
+function clientAddress(
+  request: Request,
+  serverContext: unknown,
+  trust: ReturnType<typeof proxyaddr.compile>,
+) {
+  const req = (serverContext as { req?: IncomingMessage } | null)?.req;
+  const remoteAddress = req?.socket?.remoteAddress;
+  if (!remoteAddress) return 'local';
+  const forwardedFor = request.headers.get('x-forwarded-for');
+  const view = {
+    headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
+    connection: { remoteAddress },
+    socket: { remoteAddress },
+  } as unknown as IncomingMessage;
+  return proxyaddr(view, trust);
+}

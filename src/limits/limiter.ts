@@ -1,0 +1,83 @@
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { SharedRedis } from '../store/redis';
+
+/** Where one client stands against one per-minute limit after a request was counted. */
+export interface Allowance {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Until the window resets (and, when refused, until a retry can succeed). */
+  resetMs: number;
+}
+
+export interface ClientLimiter {
+  readonly limit: number;
+  /** Counts `points` for the client; 'unavailable' only when the shared store is down and the limits fail closed. */
+  consume(clientKey: string, points: number): Promise<Allowance | 'unavailable'>;
+}
+
+export interface LimiterOptions {
+  /** Redis key prefix; one per kind of limit. */
+  name: string;
+  pointsPerMinute: number;
+  /** The fleet's store; absent: counted per process. */
+  redis?: SharedRedis;
+  /**
+   * With the store down or slow: count per process (the fleet then allows up to N × the limit)
+   * instead of refusing. Either way the request never waits longer than the store's command timeout.
+   */
+  failOpen: boolean;
+}
+
+const WINDOW_SECONDS = 60;
+
+/**
+ * A fixed one-minute window per client (rate-limiter-flexible: one atomic INCR+PEXPIRE in Redis,
+ * so every instance counts into the same window).
+ */
+export function createClientLimiter({
+  name,
+  pointsPerMinute,
+  redis,
+  failOpen,
+}: LimiterOptions): ClientLimiter {
+  const local = () =>
+    new RateLimiterMemory({ keyPrefix: name, points: pointsPerMinute, duration: WINDOW_SECONDS });
+  const limiter: RateLimiterAbstract = redis
+    ? new RateLimiterRedis({
+        storeClient: redis.client,
+        useRedisPackage: false,
+        // Straight to the insurance (or the error) while disconnected: no waiting on a dead store.
+        rejectIfRedisNotReady: true,
+        keyPrefix: `rl:${name}`,
+        points: pointsPerMinute,
+        duration: WINDOW_SECONDS,
+        insuranceLimiter: failOpen ? local() : undefined,
+      })
+    : local();
+
+  const allowance = (result: RateLimiterRes, allowed: boolean): Allowance => ({
+    allowed,
+    limit: pointsPerMinute,
+    remaining: Math.max(0, result.remainingPoints),
+    resetMs: Math.max(0, result.msBeforeNext),
+  });
+
+  return {
+    limit: pointsPerMinute,
+    async consume(clientKey, points) {
+      try {
+        return allowance(await limiter.consume(clientKey, points), true);
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) return allowance(rejection, false);
+        // Only reachable without insurance, i.e. failing closed.
+        return 'unavailable';
+      }
+    },
+  };
+}

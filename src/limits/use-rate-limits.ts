@@ -1,0 +1,78 @@
+import type { Plugin } from 'graphql-yoga';
+import { estimateCost } from '../graphql-cost';
+import type { ClientKeyOf } from './client-key';
+import type { ClientLimiter } from './limiter';
+import { costBudgetExceeded, limiterUnavailable, rateLimitHeaders, tooManyRequests } from './responses';
+
+export interface RateLimitOptions {
+  /** Requests per client per minute, both APIs; absent: not limited. */
+  requests?: ClientLimiter;
+  /** Estimated GraphQL cost per client per minute; absent: not limited. */
+  cost?: ClientLimiter;
+  clientKey: ClientKeyOf;
+  /** Executions whose documents the server wrote (the /api/v1 operations): no cost is charged. */
+  isTrusted: (context: unknown) => boolean;
+}
+
+type Api = 'rest' | 'graphql';
+
+/**
+ * Only the APIs are counted: health checks, /metrics, the docs, the OpenAPI document and
+ * GraphiQL's page are not (a monitor or a browser loading assets must not spend a client's budget).
+ */
+function countedApi(request: Request, url: URL): Api | undefined {
+  if (url.pathname.startsWith('/api/v1/') || url.pathname === '/api/v1') {
+    return url.pathname === '/api/v1/openapi.json' ? undefined : 'rest';
+  }
+  if (url.pathname !== '/graphql') return undefined;
+  const graphiqlPage =
+    request.method === 'GET' &&
+    (request.headers.get('accept') ?? '').includes('text/html') &&
+    !url.searchParams.has('query') &&
+    !url.searchParams.has('extensions');
+  return graphiqlPage ? undefined : 'graphql';
+}
+
+export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimitOptions): Plugin {
+  // One key per request, shared by the request count and the cost charges of its operations.
+  const keys = new WeakMap<Request, Promise<string>>();
+  const headersOf = new WeakMap<Request, Record<string, string>>();
+  const keyOf = (request: Request, serverContext: unknown) => {
+    let key = keys.get(request);
+    if (!key) keys.set(request, (key = clientKey(request, serverContext)));
+    return key;
+  };
+
+  return {
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const api = countedApi(request, url);
+      if (!api) return;
+      if (!requests) {
+        if (api === 'graphql' && cost) void keyOf(request, serverContext);
+        return;
+      }
+      const allowance = await requests.consume(await keyOf(request, serverContext), 1);
+      if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
+      if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
+      headersOf.set(request, rateLimitHeaders(allowance));
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      if (!cost || isTrusted(args.contextValue)) return;
+      const request = (args.contextValue as { request?: Request }).request;
+      const key = request && keys.get(request);
+      if (!key) return;
+      const points = Math.max(
+        1,
+        Math.ceil(estimateCost(args.document, args.operationName, args.variableValues)),
+      );
+      const allowance = await cost.consume(await key, points);
+      if (allowance === 'unavailable' || allowance.allowed) return;
+      setResultAndStopExecution({ errors: [costBudgetExceeded(allowance)] });
+    },
+    onResponse({ request, response }) {
+      const headers = headersOf.get(request);
+      if (!headers || response.status === 429) return;
+      for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+    },
+  };
+}

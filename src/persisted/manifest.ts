@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { REST_ENDPOINTS } from '../rest/endpoints';
+
+/** Trusted documents: sha256 (hex, of the document's exact text) → document. */
+export type Manifest = ReadonlyMap<string, string>;
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** The hash clients send (Apollo's `extensions.persistedQuery.sha256Hash`). */
+export function documentHash(document: string): string {
+  return createHash('sha256').update(document, 'utf8').digest('hex');
+}
+
+/** The /api/v1 operations, as entries of the same store: runnable by hash in every mode. */
+export function restDocuments(): Map<string, string> {
+  return new Map(REST_ENDPOINTS.map((endpoint) => [documentHash(endpoint.document), endpoint.document]));
+}
+
+/**
+ * Reads a manifest of `npm run persist` (or any client's `persisted-documents.json` of the same
+ * shape) and refuses one that is not an object of sha256 → the document with that hash.
+ */
+export function loadManifest(path: string): Manifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`PERSISTED_OPERATIONS_MANIFEST: cannot read ${path}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(
+      `PERSISTED_OPERATIONS_MANIFEST: ${path} must hold a JSON object of sha256 hash → document`,
+    );
+  }
+  const manifest = new Map<string, string>();
+  for (const [hash, document] of Object.entries(parsed)) {
+    if (!HASH.test(hash) || typeof document !== 'string' || documentHash(document) !== hash) {
+      throw new Error(
+        `PERSISTED_OPERATIONS_MANIFEST: entry "${hash.slice(0, 80)}" of ${path} is not the sha256 of its document`,
+      );
+    }
+    manifest.set(hash, document);
+  }
+  return manifest;
+}
