@@ -72,6 +72,16 @@ export function createApp(deps: AppDependencies): App {
       ? createClientLimiter({ name, pointsPerMinute, redis: deps.redis, failOpen: rateLimit.failOpen })
       : undefined;
 
+  if (
+    config.env === 'production' &&
+    rateLimit.requestsPerMinute > 0 &&
+    rateLimit.trustedProxies.length === 0
+  ) {
+    logger.warn(
+      'rate limits count by peer address and TRUSTED_PROXIES is empty: behind a load balancer, set it',
+    );
+  }
+
   const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -123,16 +133,17 @@ export function createApp(deps: AppDependencies): App {
       metrics.plugin,
       useStartPage({ graphiql }),
       ...(deps.plugins ?? []),
+      useClientErrors({ logger }),
+      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      // After the static limits: a document they refuse is neither charged nor registered.
       useRateLimits({
         requests: limiter('requests', rateLimit.requestsPerMinute),
         cost: limiter('cost', rateLimit.costPerMinute),
         clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
         isTrusted: isRestExecution,
       }),
-      useClientErrors({ logger }),
       ...persistedDocumentPlugins(config.persistedOperations, deps.redis),
-      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
-      ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
