@@ -183,6 +183,14 @@ describe('client addresses behind a trusted proxy', () => {
     expect((await rest(server, from('198.51.100.9, 203.0.113.1'))).status).toBe(429);
     expect((await rest(server, from('203.0.113.2'))).status).toBe(200);
   });
+
+  it('counts an IPv6 /64 as one client', async () => {
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    expect((await rest(server, from('2001:db8:1:2::1'))).status).toBe(200);
+    expect((await rest(server, from('2001:db8:1:2:aaaa::ffff'))).status).toBe(200);
+    expect((await rest(server, from('2001:0db8:0001:0002::7'))).status).toBe(429);
+    expect((await rest(server, from('2001:db8:1:3::1'))).status).toBe(200);
+  });
 });
 
 describe('the GraphQL cost budget', () => {
