@@ -22,6 +22,7 @@ import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
+import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
 import { useRateLimits } from './limits/use-rate-limits';
 import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
@@ -101,7 +102,7 @@ export function createApp(deps: AppDependencies): App {
             origin: config.corsOrigins,
             methods: ['GET', 'HEAD', 'POST'],
             allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
-            exposedHeaders: ['x-request-id', 'retry-after', 'etag'],
+            exposedHeaders: ['x-request-id', 'retry-after', 'etag', ...RATE_LIMIT_HEADER_NAMES],
             maxAge: 600,
           }
         : false,
