@@ -23,6 +23,7 @@ import { useRequestLog } from './http/use-request-log';
 import { useStartPage } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
+import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
 import { useRateLimits } from './limits/use-rate-limits';
 import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
@@ -84,8 +85,18 @@ export function createApp(deps: AppDependencies): App {
   const { rateLimit } = config;
   const limiter = (name: string, pointsPerMinute: number) =>
     pointsPerMinute > 0
-      ? createClientLimiter({ name, pointsPerMinute, redis: redis, failOpen: rateLimit.failOpen })
+      ? createClientLimiter({ name, pointsPerMinute, redis, failOpen: rateLimit.failOpen })
       : undefined;
+
+  if (
+    config.env === 'production' &&
+    rateLimit.requestsPerMinute > 0 &&
+    rateLimit.trustedProxies.length === 0
+  ) {
+    logger.warn(
+      'rate limits count by peer address and TRUSTED_PROXIES is empty: behind a load balancer, set it',
+    );
+  }
 
   const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
@@ -106,7 +117,7 @@ export function createApp(deps: AppDependencies): App {
             origin: config.corsOrigins,
             methods: ['GET', 'HEAD', 'POST'],
             allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
-            exposedHeaders: ['x-request-id', 'retry-after', 'etag'],
+            exposedHeaders: ['x-request-id', 'retry-after', 'etag', ...RATE_LIMIT_HEADER_NAMES],
             maxAge: 600,
           }
         : false,
@@ -138,16 +149,17 @@ export function createApp(deps: AppDependencies): App {
       metrics.plugin,
       useStartPage({ graphiql }),
       ...(deps.plugins ?? []),
+      useClientErrors({ logger }),
+      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      // After the static limits: a document they refuse is neither charged nor registered.
       useRateLimits({
         requests: limiter('requests', rateLimit.requestsPerMinute),
         cost: limiter('cost', rateLimit.costPerMinute),
         clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
         isTrusted: isRestExecution,
       }),
-      useClientErrors({ logger }),
       ...persistedDocumentPlugins(config.persistedOperations, redis),
-      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
-      ...(config.introspection ? [] : [useDisableIntrospection()]),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.

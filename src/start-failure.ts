@@ -1,5 +1,6 @@
 import type { Config } from './config';
 import { isDatabaseUnavailable } from './db/mongo';
+import { ManifestError } from './persisted/manifest';
 
 /**
  * One human line, with the fix, for the start-up failures a person can act on; undefined for the
@@ -13,6 +14,7 @@ export function startFailureHint(error: unknown, config: Config): string | undef
   if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
     return `Cannot listen on ${config.host}:${config.port} (${code}): choose another HOST or a PORT above 1023.`;
   }
+  if (error instanceof ManifestError) return error.message;
   if (isDatabaseUnavailable(error)) {
     const where = config.mongo.uri ? redactUri(config.mongo.uri) : 'the embedded database';
     return `Cannot reach MongoDB at ${where} within ${config.mongo.timeoutMs} ms: start it, or fix MONGODB_URI (MONGODB_TIMEOUT_MS sets the wait).`;

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import proxyaddr from 'proxy-addr';
 import type { IncomingMessage } from 'node:http';
 import type { ViewerResolver } from '../auth/tokens';
@@ -19,7 +20,7 @@ export function createClientKey({ resolveViewer, trustedProxies }: ClientKeyOpti
       const viewer = await resolveViewer(request.headers.get('authorization'));
       if (viewer.kind === 'customer') return `sub:${viewer.customerId}`;
     }
-    return `ip:${clientAddress(request, serverContext, trust)}`;
+    return `ip:${addressKey(clientAddress(request, serverContext, trust))}`;
   };
 }
 
@@ -42,4 +43,15 @@ function clientAddress(
     socket: { remoteAddress },
   } as unknown as IncomingMessage;
   return proxyaddr(view, trust);
+}
+
+/**
+ * IPv6 clients are usually given a whole /64: it is counted as one client, or one could rotate
+ * addresses past the limit (and grow the per-process store). IPv4-mapped addresses count as IPv4.
+ */
+function addressKey(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  return `${parsed.toNormalizedString().split(':').slice(0, 4).join(':')}::/64`;
 }

@@ -5,6 +5,13 @@ import type { Allowance } from './limiter';
  * The rate-limit headers of the IETF draft (draft-ietf-httpapi-ratelimit-headers-06/07): separate
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`.
  */
+export const RATE_LIMIT_HEADER_NAMES = [
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'ratelimit-policy',
+] as const;
+
 export function rateLimitHeaders(allowance: Allowance): Record<string, string> {
   const resetSeconds = String(Math.ceil(allowance.resetMs / 1000));
   return {

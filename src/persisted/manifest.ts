@@ -7,6 +7,14 @@ export type Manifest = ReadonlyMap<string, string>;
 
 const HASH = /^[0-9a-f]{64}$/;
 
+/** A manifest the server cannot trust; start-up stops with its message. */
+export class ManifestError extends Error {
+  constructor(message: string) {
+    super(`PERSISTED_OPERATIONS_MANIFEST: ${message}`);
+    this.name = 'ManifestError';
+  }
+}
+
 /** The hash clients send (Apollo's `extensions.persistedQuery.sha256Hash`). */
 export function documentHash(document: string): string {
   return createHash('sha256').update(document, 'utf8').digest('hex');
@@ -26,19 +34,15 @@ export function loadManifest(path: string): Manifest {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new Error(`PERSISTED_OPERATIONS_MANIFEST: cannot read ${path}: ${(error as Error).message}`);
+    throw new ManifestError(`cannot read ${path}: ${(error as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(
-      `PERSISTED_OPERATIONS_MANIFEST: ${path} must hold a JSON object of sha256 hash → document`,
-    );
+    throw new ManifestError(`${path} must hold a JSON object of sha256 hash → document`);
   }
   const manifest = new Map<string, string>();
   for (const [hash, document] of Object.entries(parsed)) {
     if (!HASH.test(hash) || typeof document !== 'string' || documentHash(document) !== hash) {
-      throw new Error(
-        `PERSISTED_OPERATIONS_MANIFEST: entry "${hash.slice(0, 80)}" of ${path} is not the sha256 of its document`,
-      );
+      throw new ManifestError(`entry "${hash.slice(0, 80)}" of ${path} is not the sha256 of its document`);
     }
     manifest.set(hash, document);
   }

@@ -118,6 +118,25 @@ describe('request limits shared by two instances', () => {
     expect((await rest(b)).headers.get('ratelimit-remaining')).toBe('4');
   });
 
+  it('does not wait on a Redis that stops answering (CLIENT PAUSE): the request is counted per process', async () => {
+    // Its own subject: what the instances count alone meanwhile stays out of the other tests.
+    const dave = bearer(await mintToken({ sub: 'dave' }));
+    await flusher.client('PAUSE', 3_000, 'ALL');
+    try {
+      for (const server of [a, b]) {
+        const started = Date.now();
+        const answer = await rest(server, dave);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('ratelimit-limit')).toBe('5');
+        // The command timeout is 150 ms (one retry at most): far below the 3 s pause.
+        expect(Date.now() - started).toBeLessThan(1_500);
+        expect((await graphql(server, dave)).response.status).toBe(200);
+      }
+    } finally {
+      await flusher.client('UNPAUSE');
+    }
+  });
+
   it('keeps both APIs answering while Redis is dead (fail open) and shares the count again when it returns', async () => {
     await redis.kill();
     expect(await waitUntil(() => !a.redis?.isReady() && !b.redis?.isReady(), 5_000)).toBe(true);
@@ -163,6 +182,14 @@ describe('client addresses behind a trusted proxy', () => {
     // The right-most untrusted entry is the client: a forged left-most one changes nothing.
     expect((await rest(server, from('198.51.100.9, 203.0.113.1'))).status).toBe(429);
     expect((await rest(server, from('203.0.113.2'))).status).toBe(200);
+  });
+
+  it('counts an IPv6 /64 as one client', async () => {
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    expect((await rest(server, from('2001:db8:1:2::1'))).status).toBe(200);
+    expect((await rest(server, from('2001:db8:1:2:aaaa::ffff'))).status).toBe(200);
+    expect((await rest(server, from('2001:0db8:0001:0002::7'))).status).toBe(429);
+    expect((await rest(server, from('2001:db8:1:3::1'))).status).toBe(200);
   });
 });
 

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config';
+import { ManifestError } from '../../src/persisted/manifest';
 import { listProducts } from '../../src/rest/endpoints';
+import { startFailureHint } from '../../src/start-failure';
 import { waitUntil } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
@@ -186,5 +189,26 @@ describe('trusted documents only', () => {
     expect(trusted.status).toBe(200);
     expect(trusted.body.data?.products).toBeDefined();
     expect((await server.request('/api/v1/products?per_page=1')).status).toBe(200);
+  });
+});
+
+describe('a manifest the server cannot trust', () => {
+  it('stops the start with a message naming the variable and the problem', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'bad-manifest-'));
+    const manifest = path.join(folder, 'manifest.json');
+    writeFileSync(manifest, JSON.stringify({ [sha256('query A { __typename }')]: 'query B { __typename }' }));
+    try {
+      const env = { PERSISTED_OPERATIONS: 'trusted-only', PERSISTED_OPERATIONS_MANIFEST: manifest };
+      const failure = await startTestServer({ fixtures: false, env }).then(
+        (server) => server.stop().then(() => undefined),
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(ManifestError);
+      expect(startFailureHint(failure, loadConfig(env))).toMatch(
+        /^PERSISTED_OPERATIONS_MANIFEST: entry "[0-9a-f]{64}" of .*manifest\.json is not the sha256 of its document$/,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
