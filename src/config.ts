@@ -126,6 +126,16 @@ const envSchema = z.object({
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
+  COMPRESSION_MIN_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 104857600')
+    .max(104_857_600, 'must be between 0 and 104857600')
+    .default(1_024),
+  // Read here only to decide whether tracing is on; the OpenTelemetry SDK reads the OTEL_* itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
 });
 
 export interface JwtConfig {
@@ -172,6 +182,13 @@ export interface Config {
   responseCacheTtlMs: number;
   /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
+  /** Smallest body compressed (br or gzip); 0 turns compression off (e.g. a proxy compresses). */
+  compressionMinBytes: number;
+  /**
+   * OpenTelemetry tracing: on when an OTLP endpoint is set (and OTEL_SDK_DISABLED is not true).
+   * Off, the SDK is never loaded.
+   */
+  tracing: boolean;
 }
 
 export class ConfigError extends Error {
@@ -284,6 +301,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxBytes: values.RESPONSE_CACHE_MAX_BYTES,
       maxEntryBytes: values.RESPONSE_CACHE_MAX_ENTRY_BYTES,
     }),
+    compressionMinBytes: values.COMPRESSION_MIN_BYTES,
+    tracing:
+      values.OTEL_SDK_DISABLED !== 'true' &&
+      (values.OTEL_EXPORTER_OTLP_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined,
   });
 }
 
