@@ -1,4 +1,4 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures } from '../../seed/load';
@@ -19,10 +19,18 @@ beforeAll(async () => {
   testDb = await openTestDatabase('tracing');
   await loadFixtures(testDb.db);
   receiver = await startOtlpReceiver();
+  child = spawnServer({
+    ...tracedServerEnv(receiver.url, 'http/json'),
+  });
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  url = await listeningUrl(child);
+}, 60_000);
+
+function tracedServerEnv(endpoint: string, protocol: string): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$|OTEL_)/.test(name)),
   );
-  child = spawnServer({
+  return {
     ...inherited,
     NODE_ENV: 'test',
     PORT: '0',
@@ -32,14 +40,12 @@ beforeAll(async () => {
     SEED_FIXTURES: 'false',
     LOG_LEVEL: 'info',
     RESPONSE_CACHE_TTL_MS: '0',
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
     OTEL_BSP_SCHEDULE_DELAY: '100',
     OTEL_SERVICE_NAME: 'storefront-tracing-test',
-  });
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  url = await listeningUrl(child);
-}, 60_000);
+  };
+}
 
 afterAll(async () => {
   if (child && child.exitCode === null) {
@@ -146,4 +152,88 @@ describe('OpenTelemetry tracing', () => {
       expect(requestLogLine(traceId)).toMatchObject({ route: '/api/v1/products', status: 200 });
     }
   });
+});
+
+describe('OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (the SDK default)', () => {
+  it('exports protobuf carrying the continued trace id and the service name', async () => {
+    const protobufReceiver = await startOtlpReceiver();
+    const protobufServer = spawnServer(tracedServerEnv(protobufReceiver.url, 'http/protobuf'));
+    try {
+      const protobufUrl = await listeningUrl(protobufServer);
+      const { header, traceId, parentId } = traceparent();
+      const response = await fetch(`${protobufUrl}/api/v1/products?per_page=1`, {
+        headers: { traceparent: header },
+      });
+      expect(response.status).toBe(200);
+      const carrying = () =>
+        protobufReceiver.exports.filter((received) => received.body.includes(Buffer.from(traceId, 'hex')));
+      expect(await waitUntil(() => carrying().length > 0, 10_000)).toBe(true);
+      const received = carrying()[0] as (typeof protobufReceiver.exports)[number];
+      expect(received.path).toBe('/v1/traces');
+      expect(received.contentType).toBe('application/x-protobuf');
+      expect(received.body.includes(Buffer.from(parentId, 'hex'))).toBe(true);
+      expect(received.body.includes(Buffer.from('storefront-tracing-test'))).toBe(true);
+      expect(protobufReceiver.spans).toEqual([]);
+    } finally {
+      const exited = new Promise((resolve) => protobufServer.once('exit', resolve));
+      protobufServer.kill('SIGTERM');
+      await exited;
+      await protobufReceiver.close();
+    }
+  }, 60_000);
+});
+
+describe('tracing off (no OTLP endpoint)', () => {
+  /** Reports every OpenTelemetry SDK module the server process resolves, on stderr. */
+  const REPORT_SDK_MODULES = './test/support/report-sdk-modules.mjs';
+
+  it('never loads the SDK, the instrumentations or the exporters', async () => {
+    const env = tracedServerEnv('', 'http/json');
+    delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    const plain = spawn(
+      process.execPath,
+      ['--import', REPORT_SDK_MODULES, '--import', 'tsx', 'scripts/start.ts'],
+      {
+        env,
+        stdio: 'pipe',
+      },
+    );
+    let stderr = '';
+    plain.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const plainUrl = await listeningUrl(plain);
+      expect((await fetch(`${plainUrl}/api/v1/products?per_page=1`)).status).toBe(200);
+      expect(
+        (
+          await fetch(`${plainUrl}/graphql?query=%7B__typename%7D`, {
+            headers: { 'x-graphql-yoga-csrf': '1' },
+          })
+        ).status,
+      ).toBe(200);
+      expect(stderr).not.toContain('SDK MODULE');
+    } finally {
+      const exited = new Promise((resolve) => plain.once('exit', resolve));
+      plain.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
+
+  it('would notice if it did (the hook sees the SDK of a traced server)', async () => {
+    const traced = spawn(
+      process.execPath,
+      ['--import', REPORT_SDK_MODULES, '--import', 'tsx', 'scripts/start.ts'],
+      { env: tracedServerEnv(receiver.url, 'http/json'), stdio: 'pipe' },
+    );
+    let stderr = '';
+    traced.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await listeningUrl(traced);
+      expect(stderr).toContain('SDK MODULE');
+      expect(stderr).toContain('@opentelemetry/sdk-node');
+    } finally {
+      const exited = new Promise((resolve) => traced.once('exit', resolve));
+      traced.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
 });

@@ -28,17 +28,34 @@ interface OtlpJsonRequest {
 
 export const SPAN_KIND_SERVER = 2;
 
-/** A minimal OTLP/HTTP receiver (http/json) on 127.0.0.1 that keeps every span it is sent. */
+/** An export as it arrived, whatever its encoding. */
+export interface ReceivedExport {
+  path: string;
+  contentType: string;
+  body: Buffer;
+}
+
+/**
+ * A minimal OTLP/HTTP receiver on 127.0.0.1: it decodes http/json exports into `spans` and keeps
+ * every export's raw body (http/protobuf is checked by the bytes it carries).
+ */
 export async function startOtlpReceiver(): Promise<{
   url: string;
   spans: ReceivedSpan[];
+  exports: ReceivedExport[];
   close(): Promise<void>;
 }> {
   const spans: ReceivedSpan[] = [];
+  const exports: ReceivedExport[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      exports.push({
+        path: request.url ?? '',
+        contentType: request.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks),
+      });
       if (request.url === '/v1/traces' && /json/.test(request.headers['content-type'] ?? '')) {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpJsonRequest;
         for (const resource of body.resourceSpans ?? []) {
@@ -64,6 +81,7 @@ export async function startOtlpReceiver(): Promise<{
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    exports,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
