@@ -58,23 +58,29 @@ function addVary(headers: Headers): void {
  * br or gzip for JSON, HTML, CSS and JavaScript bodies of at least `minBytes`, chosen by
  * Accept-Encoding. A compressed body keeps its identity ETag but weakened (`W/`): the bytes differ,
  * so it is no longer a strong validator for them, while If-None-Match (a weak comparison) still
- * gives 304. HEAD, 204, 304, tiny bodies, already-encoded bodies and `Cache-Control: no-transform`
- * go out as they are. Put it last among the plugins, so it sees the final response.
+ * gives 304 (whose ETag is weakened alike for a client that takes br or gzip). HEAD, 204, 304,
+ * tiny bodies, already-encoded bodies and `Cache-Control: no-transform` go out as they are. Put it last among the plugins, so it sees the final response.
  */
 export function useCompression({ minBytes }: CompressionOptions): Plugin {
   return {
     async onResponse({ request, response, setResponse, fetchAPI }) {
       const contentType = response.headers.get('content-type');
       const compressible = contentType !== null && COMPRESSIBLE.test(contentType);
-      if (compressible || (response.status === 304 && response.headers.has('etag'))) {
+      const etag = response.headers.get('etag');
+      if (response.status === 304 && etag) {
+        // The same validator the 200 would carry to this client (one that takes br or gzip).
         addVary(response.headers);
+        if (!etag.startsWith('W/') && negotiateEncoding(request.headers.get('accept-encoding'))) {
+          response.headers.set('etag', `W/${etag}`);
+        }
+        return;
       }
+      if (compressible) addVary(response.headers);
       if (
         !compressible ||
         !response.body ||
         request.method === 'HEAD' ||
         response.status === 204 ||
-        response.status === 304 ||
         response.headers.has('content-encoding') ||
         /\bno-transform\b/i.test(response.headers.get('cache-control') ?? '')
       ) {
@@ -94,7 +100,6 @@ export function useCompression({ minBytes }: CompressionOptions): Plugin {
       const compressed = await compress(body, encoding);
       headers.set('content-encoding', encoding);
       headers.set('content-length', String(compressed.byteLength));
-      const etag = headers.get('etag');
       if (etag && !etag.startsWith('W/')) headers.set('etag', `W/${etag}`);
       setResponse(new fetchAPI.Response(new Uint8Array(compressed), { status: response.status, headers }));
     },

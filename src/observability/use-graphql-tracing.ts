@@ -1,6 +1,7 @@
 import { useOpenTelemetry } from '@envelop/opentelemetry';
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
+import { routeLabel } from '../http/routes';
 
 const tracer = () => trace.getTracer('storefront-gateway.graphql');
 
@@ -27,12 +28,29 @@ function useParseAndValidateSpans(): Plugin {
 }
 
 /**
- * The GraphQL spans of a traced server: parse, validate and execute (envelop's plugin, with the
+ * Names the HTTP server span `GET /api/v1/products/{product}` with `http.route` (the route label
+ * of logs and metrics, low in cardinality): the HTTP instrumentation knows only the method.
+ */
+function useHttpRouteName(): Plugin {
+  return {
+    onRequest({ request, url }) {
+      const span = trace.getSpan(context.active());
+      if (!span) return;
+      const route = routeLabel(url.pathname);
+      span.setAttribute('http.route', route);
+      span.updateName(`${request.method} ${route}`);
+    },
+  };
+}
+
+/**
+ * The spans of a traced server beyond HTTP and MongoDB: the HTTP span's route, GraphQL parse, validate and execute (envelop's plugin, with the
  * global tracer provider the SDK registered; the document is recorded, variables and results are
  * not, as they may hold customer data). Loaded only when tracing is on.
  */
 export function graphqlTracingPlugins(): Plugin[] {
   return [
+    useHttpRouteName(),
     useParseAndValidateSpans(),
     useOpenTelemetry(
       { resolvers: false, variables: false, result: false },

@@ -119,6 +119,13 @@ describe('compressed responses', () => {
     expect(notModified.body.length).toBe(0);
     expect(notModified.headers['content-encoding']).toBeUndefined();
     expect(notModified.headers.vary).toMatch(/accept-encoding/i);
+    expect(notModified.headers.etag).toBe(br.headers.etag);
+    // A client of identity bytes revalidates its strong ETag and keeps it.
+    const identityNotModified = await raw('/api/v1/products?per_page=20', {
+      headers: { 'accept-encoding': 'identity', 'if-none-match': etag },
+    });
+    expect(identityNotModified.status).toBe(304);
+    expect(identityNotModified.headers.etag).toBe(etag);
   });
 
   it('compresses a GraphQL POST result', async () => {

@@ -87,6 +87,9 @@ function expectOneRequestTrace(spans: ReceivedSpan[], parentId: string): Receive
   expect(servers).toHaveLength(1);
   const server = servers[0] as ReceivedSpan;
   expect(server.parentSpanId).toBe(parentId);
+  expect(server.name).toBe(
+    `${String(server.attributes['http.method'] ?? server.attributes['http.request.method'])} ${String(server.attributes['http.route'])}`,
+  );
   // Every other span of the trace descends from the HTTP span.
   const ids = new Set(spans.map((span) => span.spanId));
   for (const span of spans) {
@@ -115,7 +118,7 @@ describe('OpenTelemetry tracing', () => {
     );
     const names = spans.map((span) => span.name);
     console.log(`GraphQL trace ${traceId}: ${names.join(', ')}`);
-    expectOneRequestTrace(spans, parentId);
+    expect(expectOneRequestTrace(spans, parentId).name).toBe('POST /graphql');
     expect(names).toContain('graphql.parse');
     expect(names).toContain('graphql.validate');
     expect(names).toContain('graphql.execute query.FirstTwo');
@@ -132,7 +135,7 @@ describe('OpenTelemetry tracing', () => {
       (found) => found.some(isMongoFind) && found.some((span) => span.kind === SPAN_KIND_SERVER),
     );
     console.log(`REST trace ${traceId}: ${spans.map((span) => span.name).join(', ')}`);
-    expectOneRequestTrace(spans, parentId);
+    expect(expectOneRequestTrace(spans, parentId).name).toBe('GET /api/v1/products');
     expect(spans.some(isMongoFind)).toBe(true);
     expect(requestLogLine(traceId)).toMatchObject({ route: '/api/v1/products', status: 200 });
   });
