@@ -41,7 +41,7 @@ export interface AppDependencies {
 }
 
 export interface AppTracing {
-  /** GraphQL parse, validate and execute spans. */
+  /** The HTTP span's route name and the GraphQL parse, validate and execute spans. */
   plugins: Plugin[];
   /** The trace id of the current request, for its log line. */
   traceId: () => string | undefined;
