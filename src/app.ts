@@ -1,3 +1,4 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { GraphQLError, Kind, type DocumentNode } from 'graphql';
@@ -14,6 +15,7 @@ import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { useGraphqlResponseCache } from './graphql-response-cache';
+import { useCompression } from './http/use-compression';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpCaching } from './http/use-http-caching';
@@ -49,7 +51,22 @@ export interface AppDependencies {
   redis?: SharedRedis;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
+  /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
+  tracing?: AppTracing;
 }
+
+export interface AppTracing {
+  /** The HTTP span's route name and the GraphQL parse, validate and execute spans. */
+  plugins: Plugin[];
+  /** The trace id of the current request, for its log line. */
+  traceId: () => string | undefined;
+}
+
+/**
+ * The headers that mark a GraphQL request as not "simple" (a browser preflights it under CORS).
+ * Yoga's own, and Apollo Client's two, so its users need no change.
+ */
+export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name'];
 
 export type App = YogaServerInstance<Record<string, unknown>, AppContext> & { metrics: Metrics };
 
@@ -116,8 +133,8 @@ export function createApp(deps: AppDependencies): App {
         ? {
             origin: config.corsOrigins,
             methods: ['GET', 'HEAD', 'POST'],
-            allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
-            exposedHeaders: ['x-request-id', 'retry-after', 'etag', ...RATE_LIMIT_HEADER_NAMES],
+            allowedHeaders: ['authorization', 'content-type', 'x-request-id', ...CSRF_HEADERS],
+            exposedHeaders: ['x-request-id', 'retry-after', 'etag', 'x-cache', ...RATE_LIMIT_HEADER_NAMES],
             maxAge: 600,
           }
         : false,
@@ -138,7 +155,7 @@ export function createApp(deps: AppDependencies): App {
       },
     },
     plugins: [
-      useRequestLog({ logger, metrics }),
+      useRequestLog({ logger, metrics, traceId: deps.tracing?.traceId }),
       useHttpGuards(),
       useHealth({
         pingDatabase: () => pingDatabase(database.db),
@@ -150,6 +167,10 @@ export function createApp(deps: AppDependencies): App {
       useStartPage({ graphiql }),
       ...(deps.plugins ?? []),
       useClientErrors({ logger }),
+      // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
+      // GraphQL request, so its contract is untouched.
+      useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
+      ...(deps.tracing?.plugins ?? []),
       useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // After the static limits: a document they refuse is neither charged nor registered.
@@ -185,6 +206,8 @@ export function createApp(deps: AppDependencies): App {
         onUnexpectedError: (error, request) =>
           logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
       }),
+      // Last, so it sees every other plugin's final response.
+      ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
   return Object.assign(yoga, { metrics });

@@ -160,6 +160,16 @@ const envSchema = z.object({
     .min(0, 'must be between 0 and 86400')
     .max(86_400, 'must be between 0 and 86400')
     .default(30),
+  COMPRESSION_MIN_BYTES: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 104857600')
+    .max(104_857_600, 'must be between 0 and 104857600')
+    .default(1_024),
+  // Read here only to decide whether tracing is on; the OpenTelemetry SDK reads the OTEL_* itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
 });
 
 export interface JwtConfig {
@@ -210,6 +220,13 @@ export interface Config {
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
   /** `Cache-Control` of public product reads, for browsers and CDNs. */
   httpCache: { maxAgeSeconds: number; staleWhileRevalidateSeconds: number };
+  /** Smallest body compressed (br or gzip); 0 turns compression off (e.g. a proxy compresses). */
+  compressionMinBytes: number;
+  /**
+   * OpenTelemetry tracing: on when an OTLP endpoint is set (and OTEL_SDK_DISABLED is not true).
+   * Off, the SDK is never loaded.
+   */
+  tracing: boolean;
   rateLimit: RateLimitConfig;
   persistedOperations: PersistedOperationsConfig;
 }
@@ -377,6 +394,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
         ? path.resolve(cwd, values.PERSISTED_OPERATIONS_MANIFEST)
         : undefined,
     }),
+    compressionMinBytes: values.COMPRESSION_MIN_BYTES,
+    tracing:
+      values.OTEL_SDK_DISABLED !== 'true' &&
+      (values.OTEL_EXPORTER_OTLP_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined,
   });
 }
 

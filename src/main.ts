@@ -1,8 +1,7 @@
 import type { Db } from 'mongodb';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger } from './logger';
-import { startServer } from './server';
-import { startFailureHint } from './start-failure';
+import type { Tracing } from './observability/tracing';
 
 export interface MainOptions {
   /** Loads the sample fixtures into an empty database (see scripts/start.ts, which supplies it). */
@@ -23,7 +22,13 @@ export async function main({ seedIfEmpty }: MainOptions = {}): Promise<void> {
   }
 
   const logger = createLogger(config.logLevel);
-  const server = await startServer({ config, logger, seedIfEmpty }).catch((error: unknown) => {
+  // The SDK must patch the MongoDB driver before anything imports it: tracing first, then the
+  // server (imported here, not at the top, for that order). Off, the SDK is never loaded.
+  let tracing: Tracing | undefined;
+  if (config.tracing) tracing = (await import('./observability/tracing')).startTracing();
+  const { startServer } = await import('./server');
+  const server = await startServer({ config, logger, seedIfEmpty }).catch(async (error: unknown) => {
+    const { startFailureHint } = await import('./start-failure');
     const hint = startFailureHint(error, config);
     if (hint) console.error(hint);
     else logger.fatal({ err: error }, 'the server could not start');
@@ -54,6 +59,7 @@ export async function main({ seedIfEmpty }: MainOptions = {}): Promise<void> {
       logger.info({ signal }, 'shutting down');
       server
         .close()
+        .then(() => tracing?.shutdown())
         .then(() => process.exit(0))
         .catch((error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');

@@ -108,7 +108,17 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver({ ...config.jwt, secret });
     const drain = createDrain();
+    // Loaded only when tracing is on: off, no OpenTelemetry module is imported at all.
+    const tracing = config.tracing
+      ? await import('./observability/use-graphql-tracing').then(
+          ({ graphqlTracingPlugins, activeTraceId }) => ({
+            plugins: graphqlTracingPlugins(),
+            traceId: activeTraceId,
+          }),
+        )
+      : undefined;
     const app = createApp({
+      tracing,
       config,
       database,
       resolveViewer,

@@ -7,6 +7,8 @@ import { routeLabel } from './routes';
 export interface RequestLogOptions {
   logger: Logger;
   metrics: Metrics;
+  /** The request's trace id when tracing is on; logged as `traceId`. */
+  traceId?: () => string | undefined;
 }
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -14,13 +16,14 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 interface RequestTiming {
   id: string;
   startedAt: bigint;
+  traceId?: string;
 }
 
 /**
  * One log line and one latency observation per request, with a request id taken from
  * X-Request-Id (when sane) or generated, and echoed in the response. Headers are never logged.
  */
-export function useRequestLog({ logger, metrics }: RequestLogOptions): Plugin {
+export function useRequestLog({ logger, metrics, traceId }: RequestLogOptions): Plugin {
   const timings = new WeakMap<Request, RequestTiming>();
   return {
     onRequest({ request }) {
@@ -29,6 +32,7 @@ export function useRequestLog({ logger, metrics }: RequestLogOptions): Plugin {
         // randomUUID draws from a cached entropy pool; a ULID per request cost a syscall each.
         id: given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID(),
         startedAt: process.hrtime.bigint(),
+        traceId: traceId?.(),
       });
     },
     onResponse({ request, response }) {
@@ -45,6 +49,7 @@ export function useRequestLog({ logger, metrics }: RequestLogOptions): Plugin {
       logger.info(
         {
           requestId: timing.id,
+          ...(timing.traceId ? { traceId: timing.traceId } : {}),
           method: request.method,
           route,
           path: url.pathname,

@@ -68,6 +68,8 @@ async function waitUntilAsync(check: () => Promise<boolean>, timeoutMs: number):
   return check();
 }
 
+/** A GraphQL GET as a non-browser client sends it: CSRF prevention wants one of its headers. */
+const GET_HEADERS = { accept: 'application/json', 'x-graphql-yoga-csrf': '1' };
 const graphqlGet = (query: string) => `/graphql?query=${encodeURIComponent(query)}`;
 const purge = (...args: string[]) =>
   run(process.execPath, ['--import', 'tsx', 'scripts/cache-purge.ts', ...args], {
@@ -119,12 +121,12 @@ describe('a shared response cache (two instances, one Redis)', () => {
   it('serves a GraphQL result cached by one instance as a HIT on the other, and GET reads get ETag/304', async () => {
     const query = '{ categories { name productCount } }';
     const entries = await storedEntries();
-    const first = await a.request(graphqlGet(query), { headers: { accept: 'application/json' } });
+    const first = await a.request(graphqlGet(query), { headers: GET_HEADERS });
     expect(first.headers.get('x-cache')).toBe('MISS');
     const body = (await first.json()) as { data: unknown; extensions?: unknown };
     expect(body.extensions).toBeUndefined();
     await waitUntilAsync(async () => (await storedEntries()) > entries, 2_000);
-    const other = await b.request(graphqlGet(query), { headers: { accept: 'application/json' } });
+    const other = await b.request(graphqlGet(query), { headers: GET_HEADERS });
     expect(other.headers.get('x-cache')).toBe('HIT');
     expect(await other.json()).toEqual(body);
     expect(other.headers.get('cache-control')).toBe('public, max-age=10, stale-while-revalidate=30');
@@ -134,7 +136,7 @@ describe('a shared response cache (two instances, one Redis)', () => {
     expect(first.headers.get('etag')).toBe(etag);
 
     const revalidated = await a.request(graphqlGet(query), {
-      headers: { accept: 'application/json', 'if-none-match': etag! },
+      headers: { ...GET_HEADERS, 'if-none-match': etag! },
     });
     expect(revalidated.status).toBe(304);
     expect(await revalidated.text()).toBe('');
@@ -167,8 +169,8 @@ describe('a shared response cache (two instances, one Redis)', () => {
 
   it('purges the pages holding one product on every instance, and everything with --all', async () => {
     for (const path of [PAGE_1, PAGE_2, graphqlGet(PRODUCT_2_QUERY)]) {
-      await cachedByOne(a, path, { headers: { accept: 'application/json' } });
-      const other = await b.request(path, { headers: { accept: 'application/json' } });
+      await cachedByOne(a, path, { headers: GET_HEADERS });
+      const other = await b.request(path, { headers: GET_HEADERS });
       expect(other.headers.get('x-cache')).toBe('HIT');
     }
     const { stdout } = await purge('--product', '2');
@@ -176,9 +178,7 @@ describe('a shared response cache (two instances, one Redis)', () => {
     // Page 1 and the GraphQL list hold product 2: gone for both instances. Page 2 does not.
     expect((await a.request(PAGE_1)).headers.get('x-cache')).toBe('MISS');
     expect(
-      (await a.request(graphqlGet(PRODUCT_2_QUERY), { headers: { accept: 'application/json' } })).headers.get(
-        'x-cache',
-      ),
+      (await a.request(graphqlGet(PRODUCT_2_QUERY), { headers: GET_HEADERS })).headers.get('x-cache'),
     ).toBe('MISS');
     expect((await b.request(PAGE_2)).headers.get('x-cache')).toBe('HIT');
 
