@@ -3,7 +3,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.ferretdb/', 'data/', 'coverage/', 'bench/results/', '.venv-fuzz/', 'dist/'] },
+  {
+    ignores: ['node_modules/', '.ferretdb/', 'data/', 'coverage/', 'bench/results/', '.venv-fuzz/', 'dist/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
