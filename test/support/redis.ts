@@ -11,6 +11,10 @@ export interface TestRedis {
   kill(): Promise<void>;
   /** Starts a fresh (empty) Redis on the same port. */
   restart(): Promise<void>;
+  /** SIGSTOP: connections stay open but nothing answers, as a Redis too slow to wait for. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
 }
 
 const REDIS_SERVER = '/usr/bin/redis-server';
@@ -58,7 +62,7 @@ function pings(port: number): Promise<boolean> {
   });
 }
 
-function launch(port: number): ChildProcess {
+function launch(port: number, output: { text: string }): ChildProcess {
   const child = spawn(
     'sh',
     [
@@ -77,10 +81,16 @@ function launch(port: number): ChildProcess {
       '--loglevel',
       'warning',
     ],
-    { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },
+    { detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
   );
+  // The last lines redis-server printed, for the error when it does not start.
+  const keep = (chunk: Buffer) => (output.text = (output.text + chunk.toString()).slice(-2_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   child.unref();
-  (child.stdin as unknown as net.Socket | null)?.unref?.();
+  for (const stream of [child.stdin, child.stdout, child.stderr]) {
+    (stream as unknown as net.Socket | null)?.unref?.();
+  }
   return child;
 }
 
@@ -105,7 +115,8 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 }
 
 async function startOn(port: number): Promise<ChildProcess> {
-  const child = launch(port);
+  const output = { text: '' };
+  const child = launch(port, output);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) break;
@@ -114,7 +125,7 @@ async function startOn(port: number): Promise<ChildProcess> {
   }
   killGroup(child, 'SIGKILL');
   await waitForExit(child, 2_000);
-  throw new Error(`redis-server did not answer PING on port ${port}`);
+  throw new Error(`redis-server did not answer PING on port ${port}:\n${output.text}`);
 }
 
 /** A private, empty, non-persistent redis-server on a free loopback port. Stop it in afterAll. */
@@ -149,8 +160,19 @@ export async function startRedis(): Promise<TestRedis> {
       kill: () => end('SIGKILL'),
       async restart() {
         await end('SIGKILL');
-        child = await startOn(port);
+        // The port was just freed: a busy machine may need a second attempt.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            child = await startOn(port);
+            return;
+          } catch (error) {
+            if (attempt === 3) throw error;
+            await sleep(200);
+          }
+        }
       },
+      pause: () => killGroup(child, 'SIGSTOP'),
+      resume: () => killGroup(child, 'SIGCONT'),
     };
   }
   throw lastError instanceof Error ? lastError : new Error('redis-server did not start');
