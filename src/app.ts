@@ -85,12 +85,20 @@ export function createApp(deps: AppDependencies): App {
   const contextDeps = {
     products: instrumented(
       'products',
-      withDeadline('products', createProductRepository(database.db), config.mongo.timeoutMs),
+      withDeadline(
+        'products',
+        createProductRepository(database.db, { maxTimeMS: config.mongo.timeoutMs }),
+        config.mongo.timeoutMs,
+      ),
       metrics.observeQuery,
     ),
     orders: instrumented(
       'orders',
-      withDeadline('orders', createOrderRepository(database.db), config.mongo.timeoutMs),
+      withDeadline(
+        'orders',
+        createOrderRepository(database.db, { maxTimeMS: config.mongo.timeoutMs }),
+        config.mongo.timeoutMs,
+      ),
       metrics.observeQuery,
     ),
     resolveViewer,

@@ -1,5 +1,10 @@
 type AsyncMethods = Record<string, (...args: never[]) => Promise<unknown>>;
 
+/** What every repository read sends the server: maxTimeMS stops the query there, too. */
+export interface ReadLimits {
+  maxTimeMS?: number;
+}
+
 /** A repository call that outlived MONGODB_TIMEOUT_MS: the database is treated as unavailable. */
 export class DatabaseTimeoutError extends Error {
   constructor(query: string, timeoutMs: number) {

@@ -1,5 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
+import type { ReadLimits } from './deadline';
 import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
@@ -68,28 +69,32 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
   return filter;
 }
 
-export function createOrderRepository(db: Db) {
+export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+  // Server-side bound of every read: an abandoned query does not run on after the 503.
+  const reads = maxTimeMS ? { maxTimeMS } : {};
   const orders = db.collection<OrderDoc>('orders');
 
   return {
     /** `ulid` must already be canonical (upper case). */
     async findByUlid(ulid: string): Promise<OrderDoc | null> {
-      return orders.findOne({ ulid }, { projection: PROJECTION });
+      return orders.findOne({ ulid }, { projection: PROJECTION, ...reads });
     },
 
     async findByIds(ids: readonly number[]): Promise<OrderDoc[]> {
-      return orders.find({ id: { $in: [...ids] } }, { projection: PROJECTION }).toArray();
+      return orders.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads }).toArray();
     },
 
     async findByItemIds(itemIds: readonly number[]): Promise<OrderDoc[]> {
-      return orders.find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION }).toArray();
+      return orders
+        .find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION, ...reads })
+        .toArray();
     },
 
     /** Keyset paging on `ulid`: one `find` per page, items embedded, deep pages as cheap as the first. */
     async findWindow(criteria: OrderCriteria, window: OrderWindow): Promise<OrderDoc[]> {
       // One batch for the whole window (see the product repository's findWindow).
       return orders
-        .find(orderFilter(criteria, window), { projection: PROJECTION })
+        .find(orderFilter(criteria, window), { projection: PROJECTION, ...reads })
         .sort({ ulid: window.oldestFirst ? 1 : -1 })
         .limit(window.limit)
         .batchSize(window.limit)
@@ -98,12 +103,12 @@ export function createOrderRepository(db: Db) {
 
     async countMatching(criteria: OrderCriteria): Promise<number> {
       const filter = orderFilter(criteria);
-      if (Object.keys(filter).length === 0) return orders.estimatedDocumentCount();
-      return orders.countDocuments(filter);
+      if (Object.keys(filter).length === 0) return orders.estimatedDocumentCount(reads);
+      return orders.countDocuments(filter, reads);
     },
 
     async count(): Promise<number> {
-      return orders.estimatedDocumentCount();
+      return orders.estimatedDocumentCount(reads);
     },
 
     async insertMany(docs: OrderDoc[]): Promise<void> {

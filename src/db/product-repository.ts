@@ -1,5 +1,6 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Db, Filter } from 'mongodb';
+import type { ReadLimits } from './deadline';
 import type { ProductDoc } from './documents';
 
 export interface ProductCriteria {
@@ -53,7 +54,9 @@ function isUnfiltered(criteria: ProductCriteria): boolean {
   return criteria.words.length === 0 && criteria.category === undefined;
 }
 
-export function createProductRepository(db: Db) {
+export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+  // Server-side bound of every read: an abandoned query does not run on after the 503.
+  const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
   /**
@@ -62,9 +65,10 @@ export function createProductRepository(db: Db) {
    */
   async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
     const rows = await products
-      .aggregate<{ _id: { key: string; name: string }; productCount: number }>([
-        { $group: { _id: { key, name }, productCount: { $sum: 1 } } },
-      ])
+      .aggregate<{ _id: { key: string; name: string }; productCount: number }>(
+        [{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }],
+        reads,
+      )
       .toArray();
     const byKey = new Map<string, GroupCount>();
     for (const { _id, productCount } of rows) {
@@ -82,14 +86,14 @@ export function createProductRepository(db: Db) {
 
   return {
     async count(criteria: ProductCriteria): Promise<number> {
-      if (isUnfiltered(criteria)) return products.estimatedDocumentCount();
-      return products.countDocuments(productFilter(criteria));
+      if (isUnfiltered(criteria)) return products.estimatedDocumentCount(reads);
+      return products.countDocuments(productFilter(criteria), reads);
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */
     async findPage(criteria: ProductCriteria, skip: number, limit: number): Promise<ProductDoc[]> {
       return products
-        .find(productFilter(criteria), { projection: PROJECTION })
+        .find(productFilter(criteria), { projection: PROJECTION, ...reads })
         .sort(ID_ORDER)
         .skip(skip)
         .limit(limit)
@@ -108,7 +112,7 @@ export function createProductRepository(db: Db) {
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
-        .find(filter, { projection: PROJECTION })
+        .find(filter, { projection: PROJECTION, ...reads })
         .sort({ id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .batchSize(window.limit)
@@ -128,11 +132,13 @@ export function createProductRepository(db: Db) {
     },
 
     async findByIds(ids: readonly number[]): Promise<ProductDoc[]> {
-      return products.find({ id: { $in: [...ids] } }, { projection: PROJECTION }).toArray();
+      return products.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads }).toArray();
     },
 
     async findByVariantIds(ids: readonly number[]): Promise<ProductDoc[]> {
-      return products.find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION }).toArray();
+      return products
+        .find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION, ...reads })
+        .toArray();
     },
 
     async insertMany(docs: ProductDoc[]): Promise<void> {

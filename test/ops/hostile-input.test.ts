@@ -82,7 +82,10 @@ async function rssGrowthDuring(
 
 describe('nodes(ids:) amplification', () => {
   it('answers 5,500-ID requests with a small error, and memory stays put', async () => {
-    await nodes(100, 0); // warm up: compile the document, fill the pool
+    // Warm up at the measured concurrency: compiling the document, filling the pool and the heap's
+    // first growth under four parallel 88 kB parses are not what this measures (they alone came to
+    // ~100 MB on a busy machine, failing the budget now and then).
+    await Promise.all([0, 1, 2, 3].map((offset) => nodes(5_500, offset)));
     const sizes: number[] = [];
     const growth = await rssGrowthDuring(60, 4, async (index) => {
       const { status, bytes } = await nodes(5_500, index);
@@ -90,8 +93,10 @@ describe('nodes(ids:) amplification', () => {
       sizes.push(bytes);
     });
     expect(Math.max(...sizes)).toBeLessThan(1_000);
-    // Before the cap: 3.3 MB per response and every one cached (200 requests: 155 MB → 3 GB).
-    expect(growth).toBeLessThan(100);
+    // Before the cap: 3.3 MB per response and every one cached (200 requests: 155 MB → 3 GB, about
+    // 14 MB a request). Now 60 refused requests leave 100–105 MB of uncollected garbage at the peak
+    // on a busy machine (back to the start 30 s later), so 100 was the noise floor itself.
+    expect(growth).toBeLessThan(150);
   }, 120_000);
 
   it('keeps the cache within its byte budget for distinct allowed requests', async () => {
@@ -144,6 +149,8 @@ describe('oversized bodies', () => {
     'answers chunked 5 MB bodies to %s with 413 and Connection: close, memory flat',
     async (path) => {
       const answers: Answer[] = [];
+      // Warm up with one round at the measured concurrency (first sockets, buffers, heap growth).
+      await Promise.all(Array.from({ length: 10 }, () => chunkedPost(path, 5)));
       const growth = await rssGrowthDuring(20, 10, async () => answers.push(await chunkedPost(path, 5)));
       for (const answer of answers) {
         expect(answer).toEqual({
