@@ -159,8 +159,10 @@ describe('oversized bodies', () => {
           body: JSON.stringify({ message: 'The request body must not be larger than 102400 bytes.' }),
         });
       }
-      // Buffered whole before, 5 MB per request and more while parsing.
-      expect(growth).toBeLessThan(50);
+      // Buffered whole before: 20 concurrent 5 MB bodies took a server from 145 to 401 MB (the
+      // issue's reproduction). Streamed and dropped now; what is left is the client's own buffers
+      // and garbage (35-55 MB seen on Node 24 on a busy machine).
+      expect(growth).toBeLessThan(80);
     },
     60_000,
   );
