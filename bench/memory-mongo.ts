@@ -449,18 +449,34 @@ async function runCommand(command: Doc): Promise<Doc> {
         else if (operator === '$skip') source = take(source, Number(argument), 0);
         else if (operator === '$limit') source = take(source, 0, Number(argument));
         else if (operator === '$group') {
-          const all = [...source];
           const spec = argument as Doc;
-          if (all.length === 0) return cursorReply(db, String(command.aggregate), []);
-          const group: Doc = { _id: spec._id };
-          for (const [field, accumulator] of Object.entries(spec)) {
-            if (field === '_id') continue;
-            const sum = (accumulator as { $sum?: unknown }).$sum;
-            if (sum !== 1)
+          const counters = Object.entries(spec).filter(([field]) => field !== '_id');
+          for (const [, accumulator] of counters) {
+            if ((accumulator as { $sum?: unknown }).$sum !== 1)
               throw new CommandError(2, 'only {$sum: 1} is supported in $group (bench memory database)');
-            group[field] = all.length;
           }
-          source = [group];
+          // `_id` is a constant, a "$field" path or an object of those, as MongoDB evaluates it.
+          const evaluate = (expression: unknown, doc: Doc): unknown => {
+            if (typeof expression === 'string' && expression.startsWith('$'))
+              return valuesAt(doc, expression.slice(1))[0];
+            if (expression && typeof expression === 'object' && !Array.isArray(expression))
+              return Object.fromEntries(
+                Object.entries(expression as Doc).map(([key, value]) => [key, evaluate(value, doc)]),
+              );
+            return expression;
+          };
+          const groups = new Map<string, Doc>();
+          for (const doc of source) {
+            const id = evaluate(spec._id, doc);
+            const key = JSON.stringify(id);
+            const group = groups.get(key) ?? {
+              _id: id,
+              ...Object.fromEntries(counters.map(([field]) => [field, 0])),
+            };
+            for (const [field] of counters) group[field] = (group[field] as number) + 1;
+            groups.set(key, group);
+          }
+          source = [...groups.values()];
         } else throw new CommandError(2, `unsupported pipeline stage ${operator} (bench memory database)`);
       }
       docs = [...source];
