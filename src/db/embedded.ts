@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { ensureFerretdbBinary } from './ferretdb-build';
+import { freeLoopbackPort, GUARD_SCRIPT } from '../guarded-child';
 
 /**
  * The embedded development database: FerretDB on SQLite, on a free loopback port, with telemetry
@@ -30,34 +31,6 @@ export interface EmbeddedOptions {
   /** A fixed loopback port (e.g. to restart on the same address); default: a free one. */
   port?: number;
   log?: (line: string) => void;
-}
-
-// $1 is the FerretDB binary, the rest are its flags. fd 3 keeps our stdin for the watcher, since
-// a background job's stdin is /dev/null without job control.
-const GUARD_SCRIPT = `
-exec 3<&0
-"$@" </dev/null &
-server=$!
-( while read -r _ <&3; do :; done; kill -TERM "$server" 2>/dev/null ) &
-watcher=$!
-trap 'kill -TERM "$server" 2>/dev/null' TERM INT
-status=0
-while kill -0 "$server" 2>/dev/null; do wait "$server"; status=$?; done
-kill "$watcher" 2>/dev/null
-exit $status
-`;
-
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPing(uri: string, child: ChildProcess, deadline: number): Promise<void> {

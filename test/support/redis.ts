@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freeLoopbackPort, GUARD_SCRIPT } from '../../src/guarded-child';
 
 export interface TestRedis {
   url: string;
@@ -18,34 +19,6 @@ export interface TestRedis {
 }
 
 const REDIS_SERVER = '/usr/bin/redis-server';
-
-// As src/db/embedded.ts does for FerretDB: a small `sh` guard that stops redis-server when our
-// stdin pipe closes, so it cannot outlive this test process, even one killed with SIGKILL.
-const GUARD_SCRIPT = `
-exec 3<&0
-"$@" </dev/null &
-server=$!
-( while read -r _ <&3; do :; done; kill -TERM "$server" 2>/dev/null ) &
-watcher=$!
-trap 'kill -TERM "$server" 2>/dev/null' TERM INT
-status=0
-while kill -0 "$server" 2>/dev/null; do wait "$server"; status=$?; done
-kill "$watcher" 2>/dev/null
-exit $status
-`;
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resolves true when the server answers PING with PONG. */
 function pings(port: number): Promise<boolean> {
