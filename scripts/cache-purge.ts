@@ -1,39 +1,20 @@
-import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { connectRedis } from '../src/store/redis';
 import { purgeAll, purgeTags } from '../src/store/response-store';
+import { readCommandLine, usageError } from './command-line';
 
 /** Drops shared response-cache entries: those holding given products, or all of them. */
 
 const usage = 'Usage: npm run cache:purge -- --product <id> [--product <id> …] | --all';
-let values: { product?: string[]; all?: boolean; help?: boolean };
-try {
-  ({ values } = parseArgs({
-    options: {
-      product: { type: 'string', multiple: true },
-      all: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }));
-} catch (error) {
-  console.error(`${(error as Error).message}\n${usage}`);
-  process.exit(2);
-}
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
+const { values } = readCommandLine(usage, {
+  product: { type: 'string', multiple: true },
+  all: { type: 'boolean' },
+});
 const products = values.product ?? [];
-if (products.length > 0 === Boolean(values.all)) {
-  console.error(`Give --product or --all (not both).\n${usage}`);
-  process.exit(2);
-}
+if (products.length > 0 === Boolean(values.all)) usageError('Give --product or --all (not both).', usage);
 const badIds = products.filter((id) => !/^[1-9][0-9]{0,15}$/.test(id));
-if (badIds.length > 0) {
-  console.error(`Not a product id: ${badIds.join(', ')} (a positive whole number).\n${usage}`);
-  process.exit(2);
-}
+if (badIds.length > 0) usageError(`Not a product id: ${badIds.join(', ')} (a positive whole number).`, usage);
 
 let config;
 try {

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { GraphQLError, Kind, parse, validate } from 'graphql';
 import { documentHash } from '../src/persisted/manifest';
 import { schema } from '../src/schema/index';
+import { readCommandLine, usageError } from './command-line';
 
 /**
  * Builds the trusted-documents manifest (sha256 of each document's exact text → the document)
@@ -14,33 +14,15 @@ const usage = 'Usage: npm run persist -- <folder of .graphql files> [--out persi
 const MAX_FILES = 10_000;
 const MAX_FILE_BYTES = 32 * 1024;
 
-let positionals: string[];
-let values: { out?: string; help?: boolean };
-try {
-  ({ values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      out: { type: 'string', default: 'persisted-operations.json' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }));
-} catch (error) {
-  console.error(`${(error as Error).message}\n${usage}`);
-  process.exit(2);
-}
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
-if (positionals.length !== 1) {
-  console.error(`Give exactly one folder.\n${usage}`);
-  process.exit(2);
-}
+const { values, positionals } = readCommandLine(
+  usage,
+  { out: { type: 'string', default: 'persisted-operations.json' } },
+  true,
+);
+if (positionals.length !== 1) usageError('Give exactly one folder.', usage);
 const folder = path.resolve(positionals[0]!);
-if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) {
-  console.error(`${folder} is not a folder.\n${usage}`);
-  process.exit(2);
-}
+if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory())
+  usageError(`${folder} is not a folder.`, usage);
 
 const files = (readdirSync(folder, { recursive: true, encoding: 'utf8' }) as string[])
   .filter((name) => name.endsWith('.graphql') || name.endsWith('.gql'))

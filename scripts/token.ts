@@ -1,34 +1,18 @@
-import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { resolveJwtSecret } from '../src/auth/dev-secret';
 import { KNOWN_SCOPES } from '../src/auth/order-access';
 import { ConfigError, loadConfig } from '../src/config';
+import { readCommandLine, usageError } from './command-line';
 
 /** Prints an HS256 token that the server started with the same environment accepts. */
 
 const usage = 'Usage: npm run token -- --sub <customer> [--scope orders:read:all] [--expires-in 1h]';
-let values: { sub?: string; scope?: string; 'expires-in'?: string; help?: boolean };
-try {
-  ({ values } = parseArgs({
-    options: {
-      sub: { type: 'string' },
-      scope: { type: 'string' },
-      'expires-in': { type: 'string', default: '1h' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }));
-} catch (error) {
-  console.error(`${(error as Error).message}\n${usage}`);
-  process.exit(2);
-}
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
-if (!values.sub) {
-  console.error(`--sub is required.\n${usage}`);
-  process.exit(2);
-}
+const { values } = readCommandLine(usage, {
+  sub: { type: 'string' },
+  scope: { type: 'string' },
+  'expires-in': { type: 'string', default: '1h' },
+});
+if (!values.sub) usageError('--sub is required.', usage);
 
 const unknownScopes = (values.scope ?? '')
   .split(' ')
