@@ -139,6 +139,9 @@ export async function startServerProcess(
       PORT: String(port),
       SEED_FIXTURES: 'false',
       LOG_LEVEL: 'warn',
+      // Production limits one client to 600 requests a minute: the load generator is one client.
+      RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+      RATE_LIMIT_COST_PER_MINUTE: '0',
       DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
       ...EXTRA_ENV[id],
     },
