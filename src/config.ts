@@ -29,11 +29,15 @@ const optionalText = z
   .transform((value) => (value === '' ? undefined : value))
   .optional();
 
-const port = z.coerce
-  .number({ message: 'must be a number' })
-  .int('must be a whole number')
-  .min(0, 'must be between 0 and 65535')
-  .max(65535, 'must be between 0 and 65535');
+/** A whole number from `min` to `max`, with the same messages for every such setting. */
+const wholeNumber = (min: number, max: number) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be between ${min} and ${max}`)
+    .max(max, `must be between ${min} and ${max}`);
+
+const port = wholeNumber(0, 65535);
 
 const absoluteHttpUrl = z
   .string()
@@ -49,11 +53,7 @@ function isKnownLocale(locale: string): boolean {
   }
 }
 
-const perMinute = z.coerce
-  .number({ message: 'must be a number' })
-  .int('must be a whole number')
-  .min(0, 'must be between 0 and 100000000')
-  .max(100_000_000, 'must be between 0 and 100000000');
+const perMinute = wholeNumber(0, 100_000_000);
 
 /** Production defaults of the per-client limits (0 = off, the default elsewhere). */
 const PRODUCTION_RATE_LIMITS = { requestsPerMinute: 600, costPerMinute: 1_000_000 };
@@ -87,51 +87,16 @@ const envSchema = z.object({
     .default('en-US'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SEED_FIXTURES: z.enum(['true', 'false']).optional(),
-  MONGODB_MAX_POOL_SIZE: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(1, 'must be between 1 and 1000')
-    .max(1000, 'must be between 1 and 1000')
-    .default(20),
-  MONGODB_TIMEOUT_MS: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(100, 'must be between 100 and 60000')
-    .max(60_000, 'must be between 100 and 60000')
-    .default(3_000),
+  MONGODB_MAX_POOL_SIZE: wholeNumber(1, 1000).default(20),
+  MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),
-  MAX_BODY_BYTES: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(1_024, 'must be between 1024 and 10485760')
-    .max(10_485_760, 'must be between 1024 and 10485760')
-    .default(102_400),
-  SHUTDOWN_DEADLINE_MS: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 600000')
-    .max(600_000, 'must be between 0 and 600000')
-    .default(10_000),
-  RESPONSE_CACHE_TTL_MS: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 86400000')
-    .max(86_400_000, 'must be between 0 and 86400000')
-    .default(10_000),
-  RESPONSE_CACHE_MAX_BYTES: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 4294967296')
-    .max(4_294_967_296, 'must be between 0 and 4294967296')
-    .default(33_554_432),
-  RESPONSE_CACHE_MAX_ENTRY_BYTES: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 104857600')
-    .max(104_857_600, 'must be between 0 and 104857600')
-    .default(1_048_576),
+  MAX_BODY_BYTES: wholeNumber(1_024, 10_485_760).default(102_400),
+  SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
+  RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
+  RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: wholeNumber(0, 104_857_600).default(1_048_576),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   REDIS_URL: optionalText.pipe(
     z
@@ -148,24 +113,9 @@ const envSchema = z.object({
   MONGODB_READ_PREFERENCE: z
     .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
     .default('primary'),
-  CACHE_MAX_AGE_S: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 86400')
-    .max(86_400, 'must be between 0 and 86400')
-    .default(10),
-  CACHE_STALE_WHILE_REVALIDATE_S: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 86400')
-    .max(86_400, 'must be between 0 and 86400')
-    .default(30),
-  COMPRESSION_MIN_BYTES: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 104857600')
-    .max(104_857_600, 'must be between 0 and 104857600')
-    .default(1_024),
+  CACHE_MAX_AGE_S: wholeNumber(0, 86_400).default(10),
+  CACHE_STALE_WHILE_REVALIDATE_S: wholeNumber(0, 86_400).default(30),
+  COMPRESSION_MIN_BYTES: wholeNumber(0, 104_857_600).default(1_024),
   // Read here only to decide whether tracing is on; the OpenTelemetry SDK reads the OTEL_* itself.
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
