@@ -4,9 +4,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
-import { listeningUrl, spawnServer } from '../support/processes';
+import { listeningUrl, serverProcessEnv, spawnServer } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
-import { TEST_JWT_SECRET } from '../support/server';
 
 /** Two server processes (npm start's entry) and one Redis: the fleet as operators run it. */
 
@@ -28,20 +27,14 @@ beforeAll(async () => {
   inspector = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   inspector.on('error', () => undefined);
   const start = () => {
-    const child = spawnServer({
-      ...process.env,
-      NODE_ENV: 'test',
-      PORT: '0',
-      MONGODB_URI: testDb.uri,
-      MONGODB_DB: testDb.dbName,
-      MONGODB_MAX_POOL_SIZE: '5',
-      JWT_SECRET: TEST_JWT_SECRET,
-      SEED_FIXTURES: 'false',
-      LOG_LEVEL: 'info',
-      REDIS_URL: redis.url,
-      PUBLIC_BASE_URL: 'https://shop.example.com',
-      RESPONSE_CACHE_TTL_MS: '60000',
-    });
+    const child = spawnServer(
+      serverProcessEnv(testDb, {
+        MONGODB_MAX_POOL_SIZE: '5',
+        REDIS_URL: redis.url,
+        PUBLIC_BASE_URL: 'https://shop.example.com',
+        RESPONSE_CACHE_TTL_MS: '60000',
+      }),
+    );
     children.push(child);
     return listeningUrl(child);
   };

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
-import { listeningUrl, spawnServer } from '../support/processes';
-import { TEST_JWT_SECRET } from '../support/server';
+import { listeningUrl, serverProcessEnv, spawnServer } from '../support/processes';
 
 /**
  * A real server process under hostile input, its memory read from /proc: amplifying queries and
@@ -20,18 +19,12 @@ let url: string;
 beforeAll(async () => {
   testDb = await openTestDatabase('hostile');
   await loadFixtures(testDb.db);
-  child = spawnServer({
-    ...process.env,
-    NODE_ENV: 'test',
-    PORT: '0',
-    MONGODB_URI: testDb.uri,
-    MONGODB_DB: testDb.dbName,
-    JWT_SECRET: TEST_JWT_SECRET,
-    SEED_FIXTURES: 'false',
-    LOG_LEVEL: 'info',
-    RESPONSE_CACHE_TTL_MS: '600000',
-    RESPONSE_CACHE_MAX_BYTES: '4194304',
-  });
+  child = spawnServer(
+    serverProcessEnv(testDb, {
+      RESPONSE_CACHE_TTL_MS: '600000',
+      RESPONSE_CACHE_MAX_BYTES: '4194304',
+    }),
+  );
   url = await listeningUrl(child);
 });
 

@@ -3,8 +3,8 @@ import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures, loadGenerated } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
-import { listeningUrl, spawnServer } from '../support/processes';
-import { bearer, mintToken, startTestServer, TEST_JWT_SECRET } from '../support/server';
+import { listeningUrl, serverProcessEnv, spawnServer } from '../support/processes';
+import { bearer, mintToken, startTestServer } from '../support/server';
 
 describe('graceful shutdown', () => {
   it('finishes in-flight requests, refuses new ones, then closes the database', async () => {
@@ -89,18 +89,12 @@ describe('SIGTERM under keep-alive load', () => {
   it('lets every connection finish its request with Connection: close: no 5xx, no reset, exit 0', async () => {
     const testDb = await openTestDatabase('drain');
     await loadFixtures(testDb.db);
-    const child = spawnServer({
-      ...process.env,
-      NODE_ENV: 'test',
-      PORT: '0',
-      MONGODB_URI: testDb.uri,
-      MONGODB_DB: testDb.dbName,
-      JWT_SECRET: TEST_JWT_SECRET,
-      SEED_FIXTURES: 'false',
-      LOG_LEVEL: 'info',
-      RESPONSE_CACHE_TTL_MS: '0',
-      SHUTDOWN_DEADLINE_MS: '5000',
-    });
+    const child = spawnServer(
+      serverProcessEnv(testDb, {
+        RESPONSE_CACHE_TTL_MS: '0',
+        SHUTDOWN_DEADLINE_MS: '5000',
+      }),
+    );
     let logs = '';
     child.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()));
     const url = await listeningUrl(child);
@@ -166,18 +160,13 @@ describe('scaling out', () => {
   });
 
   function startProcess(): Promise<string> {
-    const child = spawnServer({
-      ...process.env,
-      NODE_ENV: 'test',
-      PORT: '0',
-      MONGODB_URI: testDb.uri,
-      MONGODB_DB: testDb.dbName,
-      MONGODB_READ_PREFERENCE: 'primaryPreferred',
-      MONGODB_MAX_POOL_SIZE: '5',
-      JWT_SECRET: TEST_JWT_SECRET,
-      SEED_FIXTURES: 'true',
-      LOG_LEVEL: 'info',
-    });
+    const child = spawnServer(
+      serverProcessEnv(testDb, {
+        MONGODB_READ_PREFERENCE: 'primaryPreferred',
+        MONGODB_MAX_POOL_SIZE: '5',
+        SEED_FIXTURES: 'true',
+      }),
+    );
     children.push(child);
     return listeningUrl(child);
   }

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { TEST_JWT_SECRET } from './server';
 
 /** PIDs of processes whose command line mentions `needle` (e.g. a throw-away data folder). */
 export function processesMentioning(needle: string): number[] {
@@ -34,4 +35,22 @@ export function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<str
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
   });
+}
+
+/** A server process's environment on a test database: test mode, a free port, no fixtures, info logs. */
+export function serverProcessEnv(
+  database: { uri: string; dbName: string },
+  env: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'test',
+    PORT: '0',
+    MONGODB_URI: database.uri,
+    MONGODB_DB: database.dbName,
+    JWT_SECRET: TEST_JWT_SECRET,
+    SEED_FIXTURES: 'false',
+    LOG_LEVEL: 'info',
+    ...env,
+  };
 }
