@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
 /**
@@ -29,6 +30,18 @@ export function freeLoopbackPort(): Promise<number> {
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves true once the child has exited, or false after `timeoutMs`. */
+export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
     });
   });
 }

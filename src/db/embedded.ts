@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { ensureFerretdbBinary } from './ferretdb-build';
-import { freeLoopbackPort, GUARD_SCRIPT } from '../guarded-child';
+import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../guarded-child';
 
 /**
  * The embedded development database: FerretDB on SQLite, on a free loopback port, with telemetry
@@ -48,17 +48,6 @@ async function waitForPing(uri: string, child: ChildProcess, deadline: number): 
       await client.close().catch(() => undefined);
     }
   }
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -1,7 +1,6 @@
 import { request as httpRequest } from 'node:http';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger';
+import { capturedLog } from '../support/captured-log';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -10,16 +9,10 @@ import { bearer, mintToken, startTestServer, type TestServer } from '../support/
  */
 
 let server: TestServer;
-const logLines: Record<string, unknown>[] = [];
+const { logger, lines: logLines } = capturedLog();
 
 beforeAll(async () => {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
-  server = await startTestServer({ logger: createLogger('info', sink) });
+  server = await startTestServer({ logger });
 });
 afterAll(() => server.stop());
 

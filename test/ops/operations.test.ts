@@ -1,21 +1,14 @@
-import { Writable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger';
+import { capturedLog } from '../support/captured-log';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
 let server: TestServer;
-const logLines: Record<string, unknown>[] = [];
+const { logger, lines: logLines } = capturedLog();
 
 beforeAll(async () => {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
   server = await startTestServer({
-    logger: createLogger('info', sink),
+    logger,
     env: { CORS_ORIGINS: 'https://shop.example.com', MAX_BODY_BYTES: '16384' },
   });
 });

@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import { createLogger } from '../../src/logger';
+import { capturedLog } from '../support/captured-log';
 import { startRedis, type TestRedis } from '../support/redis';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
@@ -14,13 +13,7 @@ let redis: TestRedis;
 let a: TestServer;
 let b: TestServer;
 let inspector: Redis;
-const logLines: { level: number; msg: string }[] = [];
-const logSink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as never);
-    done();
-  },
-});
+const { logger: loggerOfA, lines: logLines } = capturedLog();
 
 const PAGE_1 = '/api/v1/products?per_page=3'; // products 1, 2, 3
 const PAGE_2 = '/api/v1/products?per_page=3&page=2'; // products 4, 5, 6
@@ -86,7 +79,7 @@ beforeAll(async () => {
     // One public address for the fleet: the instances' pages (and so their cache keys) are the same.
     PUBLIC_BASE_URL: 'https://shop.example',
   };
-  a = await startTestServer({ env, logger: createLogger('info', logSink) });
+  a = await startTestServer({ env, logger: loggerOfA });
   b = await startTestServer({ env, database: a.testDb });
   await Promise.all([waitForStore(a, 'ok'), waitForStore(b, 'ok')]);
 });
@@ -199,10 +192,10 @@ describe('a shared response cache (two instances, one Redis)', () => {
   });
 
   it('says once, at info, that FerretDB has no change streams to follow, and serves on', () => {
-    const notices = logLines.filter((line) => line.msg.includes('no change streams'));
+    const notices = logLines.filter((line) => String(line.msg).includes('no change streams'));
     expect(notices).toHaveLength(1);
     expect(notices[0]!.level).toBe(30);
-    expect(logLines.filter((line) => line.level >= 50)).toEqual([]);
+    expect(logLines.filter((line) => Number(line.level) >= 50)).toEqual([]);
   });
 
   it('keeps answering when Redis dies (MISS, /readyz ready but degraded) and shares again when it returns', async () => {

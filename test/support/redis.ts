@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freeLoopbackPort, GUARD_SCRIPT } from '../../src/guarded-child';
+import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../../src/guarded-child';
 
 export interface TestRedis {
   url: string;
@@ -74,17 +74,6 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   } catch {
     // Already gone.
   }
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
 }
 
 async function startOn(port: number): Promise<ChildProcess> {
