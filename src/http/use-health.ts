@@ -34,13 +34,16 @@ export function useHealth({
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') return endResponse(json(200, { status: 'ok' }));
       if (url.pathname !== '/readyz') return;
-      if (isDraining()) return endResponse(json(503, { status: 'unavailable', reason: 'shutting down' }));
+      const shuttingDown = () => json(503, { status: 'unavailable', reason: 'shutting down' });
+      if (isDraining()) return endResponse(shuttingDown());
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);
       });
       try {
         await Promise.race([pingDatabase(), timeout]);
+        // A drain that began during the ping wins: the balancer must not read "ready" after SIGTERM.
+        if (isDraining()) return endResponse(shuttingDown());
         const store = sharedStoreReady ? { redis: sharedStoreReady() ? 'ok' : 'degraded' } : {};
         endResponse(json(200, { status: 'ready', ...store }));
       } catch {
