@@ -133,20 +133,26 @@ async function productPage(res: ServerResponse, url: URL, criteria: ProductCrite
   );
 }
 
-async function order(req: IncomingMessage, res: ServerResponse, segment: string) {
+async function bearer(req: IncomingMessage): Promise<{ customer?: string; scopes: string[] }> {
   const match = /^Bearer +(\S+)$/i.exec(req.headers.authorization ?? '');
-  let customer: string | undefined;
-  let scopes: string[] = [];
-  if (match?.[1]) {
-    try {
-      const { payload } = await jwtVerify(match[1], jwtKey, { algorithms: ['HS256'], clockTolerance: 5 });
-      customer = typeof payload.sub === 'string' ? payload.sub : undefined;
-      scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
-    } catch {
-      customer = undefined;
-    }
+  if (!match?.[1]) return { scopes: [] };
+  try {
+    const { payload } = await jwtVerify(match[1], jwtKey, { algorithms: ['HS256'], clockTolerance: 5 });
+    return {
+      customer: typeof payload.sub === 'string' ? payload.sub : undefined,
+      scopes: typeof payload.scope === 'string' ? payload.scope.split(' ') : [],
+    };
+  } catch {
+    return { scopes: [] };
   }
-  if (!customer) return send(res, 401, { message: 'Unauthenticated.' }, { 'www-authenticate': 'Bearer' });
+}
+
+const unauthenticated = (res: ServerResponse) =>
+  send(res, 401, { message: 'Unauthenticated.' }, { 'www-authenticate': 'Bearer' });
+
+async function order(req: IncomingMessage, res: ServerResponse, segment: string) {
+  const { customer, scopes } = await bearer(req);
+  if (!customer) return unauthenticated(res);
   const ulid = decodeURIComponent(segment).toUpperCase();
   const doc = CROCKFORD_ULID.test(ulid) ? await orders.findByUlid(ulid) : null;
   if (!doc) return send(res, 404, { message: 'Order not found.' });
@@ -154,6 +160,19 @@ async function order(req: IncomingMessage, res: ServerResponse, segment: string)
     return send(res, 403, { message: 'This action is unauthorized.' });
   }
   send(res, 200, restOrder(doc));
+}
+
+/** The owner's newest orders, the same query and formatting as one page of `viewer.orders`. */
+async function viewerOrders(req: IncomingMessage, res: ServerResponse, first: number) {
+  const { customer } = await bearer(req);
+  if (!customer) return unauthenticated(res);
+  const rows = await orders.findWindow({ customerId: customer }, { limit: first + 1, oldestFirst: false });
+  const page = rows.slice(0, first);
+  send(res, 200, {
+    data: page.map(restOrder),
+    has_more: rows.length > first,
+    last: page.at(-1)?.ulid ?? null,
+  });
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -170,6 +189,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     }
     return productPage(res, url, criteriaFor(text, param('category')), page, perPage);
   }
+  if (path === '/bench/viewer-orders') return viewerOrders(req, res, Number(url.searchParams.get('first')));
+  if (path === '/bench/categories')
+    return send(res, 200, {
+      data: (await products.countByCategory()).map(({ name, productCount }) => ({ name, productCount })),
+    });
   const orderMatch = /^\/api\/v1\/orders\/([^/]+)$/.exec(path);
   if (orderMatch?.[1]) return order(req, res, orderMatch[1]);
   send(res, 404, { message: 'Not Found.' });

@@ -331,7 +331,7 @@ async function checkScenario(
             ? 'same data as ours'
             : 'DATA DIFFERS from ours';
       }
-    } else if (ok && scenario.api === 'rest' && (id === 'ours' || id === 'ours-cached') && baseline) {
+    } else if (ok && scenario.api === 'rest' && id.startsWith('ours') && baseline) {
       note = reply.text === baseline.text ? 'bytes identical to baseline' : 'BYTES DIFFER from baseline';
     } else if (ok && id === 'sofa') {
       const items = (body as { items?: unknown[] } | undefined)?.items;
@@ -414,9 +414,17 @@ function targetRows(scenarios: Scenario[], results: Map<string, Summary[]>): Tar
         limit: `≤ ${limit}×`,
         met: Number.isFinite(value) ? value <= limit : null,
       });
+      const p99 = ours.p99Ms / baseline.p99Ms;
+      rows.push({
+        target: 'p99 ours÷baseline',
+        scenario: scenario.id,
+        value: `${p99.toFixed(2)}×`,
+        limit: '≤ 1.5×',
+        met: Number.isFinite(p99) ? p99 <= 1.5 : null,
+      });
     }
     const peers = summaries.filter(
-      (summary) => !['ours', 'ours-cached', 'baseline'].includes(summary.server),
+      (summary) => !summary.server.startsWith('ours') && summary.server !== 'baseline',
     );
     for (const peer of peers) {
       const value = ours.cpuMsPerRequest / peer.cpuMsPerRequest;
@@ -431,12 +439,13 @@ function targetRows(scenarios: Scenario[], results: Map<string, Summary[]>): Tar
     const cached = get('ours-cached');
     if (cached) {
       const value = cached.rps / ours.rps;
+      const limit = scenario.api === 'rest' ? 5 : 3;
       rows.push({
         target: 'req/s cached÷uncached',
         scenario: scenario.id,
         value: `${value.toFixed(1)}×`,
-        limit: '≥ 5×',
-        met: Number.isFinite(value) ? value >= 5 : null,
+        limit: `≥ ${limit}×`,
+        met: Number.isFinite(value) ? value >= limit : null,
       });
     }
     if (ours.peakRssMb !== null) {

@@ -57,48 +57,75 @@ const SEARCH_PAGE = /* GraphQL */ `
   }
 `;
 
-const ORDER = /* GraphQL */ `
-  query BenchOrder($ulid: ID!) {
-    order(ulid: $ulid) {
+const ORDER_SELECTION = /* GraphQL */ `
+  {
+    databaseId
+    ulid
+    orderNumber
+    fulfillmentStatus
+    paymentStatus
+    subtotal {
+      amount
+      formatted
+    }
+    conversionFees {
+      amount
+      formatted
+    }
+    total {
+      amount
+      formatted
+    }
+    currency
+    items {
       databaseId
-      ulid
-      orderNumber
-      fulfillmentStatus
-      paymentStatus
-      subtotal {
+      productName
+      variantName
+      quantity
+      unitPrice {
         amount
         formatted
       }
-      conversionFees {
+      totalPrice {
         amount
         formatted
-      }
-      total {
-        amount
-        formatted
-      }
-      currency
-      items {
-        databaseId
-        productName
-        variantName
-        quantity
-        unitPrice {
-          amount
-          formatted
-        }
-        totalPrice {
-          amount
-          formatted
-        }
-        createdAt
-        updatedAt
       }
       createdAt
       updatedAt
     }
+    createdAt
+    updatedAt
   }
 `;
+
+const ORDER = /* GraphQL */ `
+  query BenchOrder($ulid: ID!) {
+    order(ulid: $ulid) ${ORDER_SELECTION}
+  }
+`;
+
+const VIEWER_ORDERS = /* GraphQL */ `
+  query BenchViewerOrders($first: Int) {
+    viewer {
+      orders(first: $first) {
+        edges { node ${ORDER_SELECTION} }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+`;
+
+const CATEGORIES = /* GraphQL */ `
+  query BenchCategories {
+    categories {
+      name
+      productCount
+    }
+  }
+`;
+
+/** Orders per page of the order-list scenario (the connection's default size is larger). */
+export const ORDER_LIST_SIZE = 10;
 
 const compact = (document: string) => document.replace(/\s+/g, ' ').trim();
 
@@ -125,6 +152,7 @@ function onGraphQLServers(request: RequestSpec, baseline: RequestSpec, cached = 
   return {
     baseline,
     ours: request,
+    'ours-bare': request,
     ...(cached ? { 'ours-cached': request } : {}),
     apollo: request,
     mercurius: request,
@@ -149,6 +177,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       requests: {
         baseline: get('/api/v1/products'),
         ours: get('/api/v1/products'),
+        'ours-bare': get('/api/v1/products'),
         'ours-cached': get('/api/v1/products'),
         sofa: get('/api/product-page'),
       },
@@ -160,6 +189,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       requests: {
         baseline: get(`/api/v1/products?page=${middle}`),
         ours: get(`/api/v1/products?page=${middle}`),
+        'ours-bare': get(`/api/v1/products?page=${middle}`),
         sofa: get(`/api/product-page?page=${middle}`),
       },
     },
@@ -170,6 +200,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       requests: {
         baseline: get(`/api/v1/products?search=${listSearch}`),
         ours: get(`/api/v1/products?search=${listSearch}`),
+        'ours-bare': get(`/api/v1/products?search=${listSearch}`),
         sofa: get(`/api/product-page?search=${listSearch}`),
       },
     },
@@ -180,6 +211,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       requests: {
         baseline: get(`/api/v1/products/search?term=${term}`),
         ours: get(`/api/v1/products/search?term=${term}`),
+        'ours-bare': get(`/api/v1/products/search?term=${term}`),
       },
     },
     {
@@ -189,6 +221,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       requests: {
         baseline: get(`/api/v1/orders/${data.orderUlid}`, auth),
         ours: get(`/api/v1/orders/${data.orderUlid}`, auth),
+        'ours-bare': get(`/api/v1/orders/${data.orderUlid}`, auth),
       },
     },
     {
@@ -223,6 +256,21 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
         graphql(ORDER, { ulid: data.orderUlid }, auth),
         get(`/api/v1/orders/${data.orderUlid}`, auth),
       ),
+    },
+    {
+      id: 'gql-viewer-orders',
+      title: `GraphQL viewer.orders(first: ${ORDER_LIST_SIZE}), the owner's newest orders (baseline: the same list as JSON)`,
+      api: 'graphql',
+      requests: onGraphQLServers(
+        graphql(VIEWER_ORDERS, { first: ORDER_LIST_SIZE }, auth),
+        get(`/bench/viewer-orders?first=${ORDER_LIST_SIZE}`, auth),
+      ),
+    },
+    {
+      id: 'gql-categories',
+      title: 'GraphQL categories with their product counts (baseline: the same list as JSON)',
+      api: 'graphql',
+      requests: onGraphQLServers(graphql(CATEGORIES, {}), get('/bench/categories')),
     },
   ];
 }

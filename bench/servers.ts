@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const SERVER_IDS = [
   'baseline',
   'ours',
+  'ours-bare',
   'ours-cached',
   'apollo',
   'mercurius',
@@ -21,6 +22,7 @@ export type ServerId = (typeof SERVER_IDS)[number];
 export const SERVER_LABELS: Record<ServerId, string> = {
   baseline: 'baseline (node:http + driver)',
   ours: 'ours (Yoga + REST adapter)',
+  'ours-bare': 'ours, bare (no metrics, request log, limits, cache)',
   'ours-cached': 'ours, response cache on',
   apollo: 'Apollo Server 5',
   mercurius: 'Mercurius (Fastify)',
@@ -31,15 +33,19 @@ export const SERVER_LABELS: Record<ServerId, string> = {
 /**
  * `ours` runs with the response cache off, so every request does the work the others do; the
  * cache's gain is measured separately by `ours-cached` (a TTL longer than the whole run).
+ * `ours-bare` also turns metrics and the request log off (limits are off for all, see below):
+ * the difference to `ours` is what those features cost, the rest is Yoga's and ours.
  */
 const EXTRA_ENV: Partial<Record<ServerId, Record<string, string>>> = {
   ours: { RESPONSE_CACHE_TTL_MS: '0' },
+  'ours-bare': { RESPONSE_CACHE_TTL_MS: '0', METRICS: 'off', REQUEST_LOG: 'off' },
   'ours-cached': { RESPONSE_CACHE_TTL_MS: '3600000' },
 };
 
 const ENTRY: Record<ServerId, string[]> = {
   baseline: ['bench/baseline.ts'],
   ours: ['bench/ours.ts'],
+  'ours-bare': ['bench/ours.ts'],
   'ours-cached': ['bench/ours.ts'],
   apollo: ['bench/peers/apollo.ts'],
   mercurius: ['bench/peers/mercurius.ts'],

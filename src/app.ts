@@ -7,7 +7,7 @@ import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { withDeadline } from './db/deadline';
-import { instrumented } from './db/instrumented';
+import { instrumented, type AsyncMethods } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
@@ -29,7 +29,7 @@ import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
 import { useRateLimits } from './limits/use-rate-limits';
 import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
-import { createMetrics, type Metrics } from './observability/metrics';
+import { createMetrics } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -68,12 +68,15 @@ export interface AppTracing {
  */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name'];
 
-export type App = YogaServerInstance<Record<string, unknown>, AppContext> & { metrics: Metrics };
+export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
-  const metrics = createMetrics();
+  const metrics = config.metrics ? createMetrics() : undefined;
+  const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
+  const timed = <T extends AsyncMethods>(name: string, repository: T): T =>
+    metrics ? instrumented(name, repository, metrics.observeQuery) : repository;
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>
     redis
@@ -83,23 +86,21 @@ export function createApp(deps: AppDependencies): App {
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
   const contextDeps = {
-    products: instrumented(
+    products: timed(
       'products',
       withDeadline(
         'products',
         createProductRepository(database.db, { maxTimeMS: config.mongo.timeoutMs }),
         config.mongo.timeoutMs,
       ),
-      metrics.observeQuery,
     ),
-    orders: instrumented(
+    orders: timed(
       'orders',
       withDeadline(
         'orders',
         createOrderRepository(database.db, { maxTimeMS: config.mongo.timeoutMs }),
         config.mongo.timeoutMs,
       ),
-      metrics.observeQuery,
     ),
     resolveViewer,
     storeLocale: config.storeLocale,
@@ -123,7 +124,7 @@ export function createApp(deps: AppDependencies): App {
     );
   }
 
-  const yoga = createYoga<Record<string, unknown>, AppContext>({
+  return createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -163,15 +164,23 @@ export function createApp(deps: AppDependencies): App {
       },
     },
     plugins: [
-      useRequestLog({ logger, metrics, traceId: deps.tracing?.traceId }),
+      useRequestLog({
+        logger: config.requestLog ? logger : undefined,
+        metrics,
+        traceId: deps.tracing?.traceId,
+      }),
       useHttpGuards(),
       useHealth({
         pingDatabase: () => pingDatabase(database.db),
         isDraining: deps.isDraining,
         sharedStoreReady: redis && (() => redis.isReady()),
       }),
-      useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
-      metrics.plugin,
+      ...(metrics
+        ? [
+            useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
+            metrics.plugin,
+          ]
+        : []),
       useStartPage({ graphiql }),
       ...(deps.plugins ?? []),
       useClientErrors({ logger }),
@@ -202,7 +211,7 @@ export function createApp(deps: AppDependencies): App {
               store: responseStore(),
               // /api/v1 keeps its own finished-bytes page cache.
               skip: isRestExecution,
-              onLookup: (result) => metrics.cacheLookups.inc({ result }),
+              onLookup: countCacheLookup,
             }),
           ]
         : []),
@@ -210,7 +219,7 @@ export function createApp(deps: AppDependencies): App {
         publicBaseUrl: config.publicBaseUrl,
         pageCache: cacheOn ? createPageCache(responseStore(), config.responseCacheTtlMs) : undefined,
         publicCacheControl,
-        onCacheLookup: (result) => metrics.cacheLookups.inc({ result }),
+        onCacheLookup: countCacheLookup,
         onUnexpectedError: (error, request) =>
           logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
       }),
@@ -218,7 +227,6 @@ export function createApp(deps: AppDependencies): App {
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
-  return Object.assign(yoga, { metrics });
 }
 
 function operationCount(document: DocumentNode): number {

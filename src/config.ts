@@ -97,6 +97,8 @@ const envSchema = z.object({
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
   RESPONSE_CACHE_MAX_ENTRY_BYTES: wholeNumber(0, 104_857_600).default(1_048_576),
+  METRICS: z.enum(['on', 'off']).default('on'),
+  REQUEST_LOG: z.enum(['on', 'off']).default('on'),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   REDIS_URL: optionalText.pipe(
     z
@@ -158,6 +160,10 @@ export interface Config {
   /** GraphQL introspection and GraphiQL; default on outside production. */
   introspection: boolean;
   maxBodyBytes: number;
+  /** Prometheus metrics and /metrics; off: neither is collected nor served. */
+  metrics: boolean;
+  /** One log line per request at info. */
+  requestLog: boolean;
   /**
    * Bearer token /metrics requires when set. Unset: /metrics is open in development and test,
    * and off (404) in production.
@@ -319,6 +325,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     corsOrigins: Object.freeze(corsOrigins) as string[],
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,
+    metrics: values.METRICS === 'on',
+    requestLog: values.REQUEST_LOG === 'on',
     metricsToken: values.METRICS_TOKEN,
     shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
     responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,

@@ -1,7 +1,7 @@
 /** Told of every repository call: which one, how long it took, and whether it failed. */
 export type QueryObserver = (query: string, seconds: number, outcome: 'ok' | 'error') => void;
 
-type AsyncMethods = Record<string, (...args: never[]) => Promise<unknown>>;
+export type AsyncMethods = Record<string, (...args: never[]) => Promise<unknown>>;
 
 /**
  * Wraps each method of a repository to time it. Cheaper than the driver's command monitoring,

@@ -5,8 +5,10 @@ import type { Metrics } from '../observability/metrics';
 import { routeLabel } from './routes';
 
 export interface RequestLogOptions {
-  logger: Logger;
-  metrics: Metrics;
+  /** Absent: no log line (REQUEST_LOG=off). */
+  logger?: Logger;
+  /** Absent: no latency observation (METRICS=off). */
+  metrics?: Metrics;
   /** The request's trace id when tracing is on; logged as `traceId`. */
   traceId?: () => string | undefined;
 }
@@ -15,6 +17,7 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 interface RequestTiming {
   id: string;
+  pathname: string;
   startedAt: bigint;
   traceId?: string;
 }
@@ -25,12 +28,15 @@ interface RequestTiming {
  */
 export function useRequestLog({ logger, metrics, traceId }: RequestLogOptions): Plugin {
   const timings = new WeakMap<Request, RequestTiming>();
+  // Level checked once per request: below info the line would be built only to be dropped.
+  const logs = () => logger !== undefined && logger.isLevelEnabled('info');
   return {
-    onRequest({ request }) {
+    onRequest({ request, url }) {
       const given = request.headers.get('x-request-id');
       timings.set(request, {
         // randomUUID draws from a cached entropy pool; a ULID per request cost a syscall each.
         id: given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID(),
+        pathname: url.pathname,
         startedAt: process.hrtime.bigint(),
         traceId: traceId?.(),
       });
@@ -38,21 +44,23 @@ export function useRequestLog({ logger, metrics, traceId }: RequestLogOptions): 
     onResponse({ request, response }) {
       const timing = timings.get(request);
       if (!timing) return;
-      const seconds = Number(process.hrtime.bigint() - timing.startedAt) / 1e9;
-      const url = new URL(request.url);
-      const route = routeLabel(url.pathname);
       response.headers.set('x-request-id', timing.id);
-      metrics.httpDuration.observe(
+      const writesLog = logs();
+      if (!writesLog && !metrics) return;
+      const seconds = Number(process.hrtime.bigint() - timing.startedAt) / 1e9;
+      const route = routeLabel(timing.pathname);
+      metrics?.httpDuration.observe(
         { method: request.method, route, status: String(response.status) },
         seconds,
       );
-      logger.info(
+      if (!writesLog) return;
+      logger!.info(
         {
           requestId: timing.id,
           ...(timing.traceId ? { traceId: timing.traceId } : {}),
           method: request.method,
           route,
-          path: url.pathname,
+          path: timing.pathname,
           status: response.status,
           durationMs: Math.round(seconds * 1e6) / 1e3,
         },
