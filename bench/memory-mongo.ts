@@ -11,8 +11,9 @@ import { BSON } from 'mongodb';
  *
  * - documents are kept in `id` order, so `find` sorted on `id` walks them in order and stops at
  *   `skip + limit` matches (MongoDB's {id: 1} index scan with a limit);
- * - equality and `$in` on an indexed field (`id`, `ulid`, `variant.id`, `items.id`, `category_key`)
- *   are answered from a hash index;
+ * - equality and `$in` on an indexed field (`id`, `ulid`, `variant.id`, `items.id`, `category_key`,
+ *   `customer_id`) are answered from a hash index (MongoDB serves a customer's orders from
+ *   {customer_id: 1, ulid: -1});
  * - `count` without a query is O(1) (estimatedDocumentCount reads collection metadata);
  * - everything else (the `$regex` search) is a scan, as on MongoDB.
  *
@@ -29,7 +30,15 @@ import { BSON } from 'mongodb';
 type Doc = Record<string, unknown>;
 type Filter = Record<string, unknown>;
 
-const INDEXED_FIELDS = new Set(['id', 'ulid', 'variant.id', 'items.id', 'category_key', '_id']);
+const INDEXED_FIELDS = new Set([
+  'id',
+  'ulid',
+  'variant.id',
+  'items.id',
+  'category_key',
+  'customer_id',
+  '_id',
+]);
 
 class Collection {
   docs: Doc[] = [];

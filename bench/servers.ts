@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -52,6 +52,15 @@ const ENTRY: Record<ServerId, string[]> = {
   'mercurius-jit': ['bench/peers/mercurius.ts', '--jit'],
   sofa: ['bench/peers/sofa.ts'],
 };
+
+/** The V8 flags `npm start` and `npm run start:production` give our server (package.json `config`). */
+const SERVER_NODE_FLAGS = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    config: { nodeFlags: string };
+  }
+).config.nodeFlags
+  .split(' ')
+  .filter(Boolean);
 
 export interface SharedServerEnv {
   MONGODB_URI: string;
@@ -135,24 +144,29 @@ export async function startServerProcess(
       ([name]) => !/^(MONGODB_|JWT_|PORT$|HOST$|PUBLIC_BASE_URL$|NODE_OPTIONS$)/.test(name),
     ),
   );
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', ...ENTRY[id]], {
-    cwd: process.cwd(),
-    env: {
-      ...inherited,
-      ...options.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      SEED_FIXTURES: 'false',
-      LOG_LEVEL: 'warn',
-      // Production limits one client to 600 requests a minute: the load generator is one client.
-      RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
-      RATE_LIMIT_COST_PER_MINUTE: '0',
-      DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
-      ...EXTRA_ENV[id],
+  const ownFlags = id.startsWith('ours') ? SERVER_NODE_FLAGS : [];
+  const child = spawn(
+    process.execPath,
+    [...ownFlags, ...(options.nodeFlags ?? []), '--import', 'tsx', ...ENTRY[id]],
+    {
+      cwd: process.cwd(),
+      env: {
+        ...inherited,
+        ...options.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        SEED_FIXTURES: 'false',
+        LOG_LEVEL: 'warn',
+        // Production limits one client to 600 requests a minute: the load generator is one client.
+        RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+        RATE_LIMIT_COST_PER_MINUTE: '0',
+        DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
+        ...EXTRA_ENV[id],
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
     },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  );
   running.add(child);
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);

@@ -53,6 +53,12 @@ export interface AppDependencies {
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
   tracing?: AppTracing;
+  /**
+   * The HTTP server in front counts bodies as they arrive (src/http/node-guards.ts). Then Yoga's
+   * own limit is off: it pipes every POST body through a stream transform (~10 % of a small
+   * GraphQL request's CPU). Unset (yoga.fetch in-process), Yoga limits bodies itself.
+   */
+  bodiesLimitedUpstream?: boolean;
 }
 
 export interface AppTracing {
@@ -135,8 +141,7 @@ export function createApp(deps: AppDependencies): App {
     renderGraphiQL: async (options) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
-    // The HTTP server caps bodies as they arrive (src/http/node-guards.ts); this covers yoga.fetch.
-    maxRequestBodySize: config.maxBodyBytes,
+    maxRequestBodySize: deps.bodiesLimitedUpstream ? false : config.maxBodyBytes,
     cors:
       config.corsOrigins.length > 0
         ? {

@@ -126,6 +126,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       isDraining: () => drain.draining,
       redis,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
+      bodiesLimitedUpstream: true,
     });
 
     const server = createServer(

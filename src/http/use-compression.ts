@@ -63,7 +63,7 @@ function addVary(headers: Headers): void {
  */
 export function useCompression({ minBytes }: CompressionOptions): Plugin {
   return {
-    async onResponse({ request, response, setResponse, fetchAPI }) {
+    onResponse({ request, response, setResponse, fetchAPI }) {
       const contentType = response.headers.get('content-type');
       const compressible = contentType !== null && COMPRESSIBLE.test(contentType);
       const etag = response.headers.get('etag');
@@ -78,7 +78,6 @@ export function useCompression({ minBytes }: CompressionOptions): Plugin {
       if (compressible) addVary(response.headers);
       if (
         !compressible ||
-        !response.body ||
         request.method === 'HEAD' ||
         response.status === 204 ||
         response.headers.has('content-encoding') ||
@@ -87,21 +86,24 @@ export function useCompression({ minBytes }: CompressionOptions): Plugin {
         return;
       }
       const encoding = negotiateEncoding(request.headers.get('accept-encoding'));
-      if (!encoding) return;
+      // Checked after the negotiation: reading `body` makes whatwg-node build a stream.
+      if (!encoding || !response.body) return;
       const declaredLength = Number(response.headers.get('content-length') ?? Number.NaN);
       if (declaredLength < minBytes) return;
 
-      const body = new Uint8Array(await response.arrayBuffer());
-      const headers = new fetchAPI.Headers(response.headers);
-      if (body.byteLength < minBytes) {
-        setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
-        return;
-      }
-      const compressed = await compress(body, encoding);
-      headers.set('content-encoding', encoding);
-      headers.set('content-length', String(compressed.byteLength));
-      if (etag && !etag.startsWith('W/')) headers.set('etag', `W/${etag}`);
-      setResponse(new fetchAPI.Response(new Uint8Array(compressed), { status: response.status, headers }));
+      return (async () => {
+        const body = new Uint8Array(await response.arrayBuffer());
+        const headers = new fetchAPI.Headers(response.headers);
+        if (body.byteLength < minBytes) {
+          setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
+          return;
+        }
+        const compressed = await compress(body, encoding);
+        headers.set('content-encoding', encoding);
+        headers.set('content-length', String(compressed.byteLength));
+        if (etag && !etag.startsWith('W/')) headers.set('etag', `W/${etag}`);
+        setResponse(new fetchAPI.Response(new Uint8Array(compressed), { status: response.status, headers }));
+      })();
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { Response } from './fetch-api';
 
 export interface HealthOptions {
   /** Resolves when the database answers; rejects otherwise. */
@@ -31,26 +32,30 @@ export function useHealth({
   sharedStoreReady,
 }: HealthOptions): Plugin {
   return {
-    async onRequest({ url, endResponse }) {
+    onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') return endResponse(json(200, { status: 'ok' }));
-      if (url.pathname !== '/readyz') return;
-      const shuttingDown = () => json(503, { status: 'unavailable', reason: 'shutting down' });
-      if (isDraining()) return endResponse(shuttingDown());
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);
-      });
-      try {
-        await Promise.race([pingDatabase(), timeout]);
-        // A drain that began during the ping wins: the balancer must not read "ready" after SIGTERM.
-        if (isDraining()) return endResponse(shuttingDown());
-        const store = sharedStoreReady ? { redis: sharedStoreReady() ? 'ok' : 'degraded' } : {};
-        endResponse(json(200, { status: 'ready', ...store }));
-      } catch {
-        endResponse(json(503, { status: 'unavailable', reason: 'database' }));
-      } finally {
-        clearTimeout(timer);
-      }
+      // Synchronous for every other path: an async hook makes each request wait a microtask turn.
+      if (url.pathname === '/readyz') return answerReadiness(endResponse);
     },
   };
+
+  async function answerReadiness(endResponse: (response: Response) => void): Promise<void> {
+    const shuttingDown = () => json(503, { status: 'unavailable', reason: 'shutting down' });
+    if (isDraining()) return endResponse(shuttingDown());
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);
+    });
+    try {
+      await Promise.race([pingDatabase(), timeout]);
+      // A drain that began during the ping wins: the balancer must not read "ready" after SIGTERM.
+      if (isDraining()) return endResponse(shuttingDown());
+      const store = sharedStoreReady ? { redis: sharedStoreReady() ? 'ok' : 'degraded' } : {};
+      endResponse(json(200, { status: 'ready', ...store }));
+    } catch {
+      endResponse(json(503, { status: 'unavailable', reason: 'database' }));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
+import { Response } from './fetch-api';
 
 /** GraphiQL is one inline page (no CDN), so its scripts and styles are inline too. */
 const HTML_SECURITY_HEADERS: Record<string, string> = {

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
+import { Response } from './fetch-api';
 
 export interface MetricsAccessOptions {
   /** Bearer token /metrics requires; unset: see `openWithoutToken`. */

@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
+import { Response } from './fetch-api';
 
 export interface StartPageOptions {
   /** Whether GraphiQL is served (it is with introspection); the page says so. Default true. */

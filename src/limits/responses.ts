@@ -1,5 +1,6 @@
 import { createGraphQLError } from 'graphql-yoga';
 import type { Allowance } from './limiter';
+import { Response } from '../http/fetch-api';
 
 /**
  * The rate-limit headers of the IETF draft (draft-ietf-httpapi-ratelimit-headers-06/07): separate

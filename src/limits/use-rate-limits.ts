@@ -44,19 +44,23 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
   };
 
   return {
-    async onRequest({ request, url, serverContext, endResponse }) {
+    // Both hooks stay synchronous when they have nothing to count: a returned promise makes
+    // every request wait a microtask turn for nothing.
+    onRequest({ request, url, serverContext, endResponse }) {
       const api = countedApi(request, url);
       if (!api) return;
       if (!requests) {
         if (api === 'graphql' && cost) void keyOf(request, serverContext);
         return;
       }
-      const allowance = await requests.consume(await keyOf(request, serverContext), 1);
-      if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
-      if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
-      headersOf.set(request, rateLimitHeaders(allowance));
+      return (async () => {
+        const allowance = await requests.consume(await keyOf(request, serverContext), 1);
+        if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
+        if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
+        headersOf.set(request, rateLimitHeaders(allowance));
+      })();
     },
-    async onExecute({ args, setResultAndStopExecution }) {
+    onExecute({ args, setResultAndStopExecution }) {
       if (!cost || isTrusted(args.contextValue)) return;
       const request = (args.contextValue as { request?: Request }).request;
       const key = request && keys.get(request);
@@ -65,9 +69,11 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
         1,
         Math.ceil(estimateCost(args.document, args.operationName, args.variableValues)),
       );
-      const allowance = await cost.consume(await key, points);
-      if (allowance === 'unavailable' || allowance.allowed) return;
-      setResultAndStopExecution({ errors: [costBudgetExceeded(allowance)] });
+      return (async () => {
+        const allowance = await cost.consume(await key, points);
+        if (allowance === 'unavailable' || allowance.allowed) return;
+        setResultAndStopExecution({ errors: [costBudgetExceeded(allowance)] });
+      })();
     },
     onResponse({ request, response }) {
       const headers = headersOf.get(request);

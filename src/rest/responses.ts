@@ -1,6 +1,7 @@
 import type { FieldErrors } from '../errors';
 import { validationSummary } from '../errors';
 import { ifNoneMatchMatches } from '../http/headers';
+import { Response } from '../http/fetch-api';
 
 /** Every /api/v1 answer, errors included, is JSON in UTF-8. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { TEST_JWT_SECRET } from './server';
 
@@ -19,9 +20,21 @@ export async function waitUntil(check: () => boolean, timeoutMs: number): Promis
   return check();
 }
 
+/** The V8 flags `npm start` gives the server (package.json `config.nodeFlags`). */
+export const SERVER_NODE_FLAGS = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    config: { nodeFlags: string };
+  }
+).config.nodeFlags
+  .split(' ')
+  .filter(Boolean);
+
 /** `npm start`'s entry (scripts/start.ts) as its own node process (no tsx CLI parent), with the given environment. */
 export function spawnServer(env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: 'pipe' });
+  return spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'scripts/start.ts'], {
+    env,
+    stdio: 'pipe',
+  });
 }
 
 /** Resolves with the URL the server logs once it listens; rejects if it exits first. */
