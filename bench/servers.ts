@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 
 /** The servers under test, each started as its own child process on its own loopback port. */
 
@@ -52,15 +53,6 @@ const ENTRY: Record<ServerId, string[]> = {
   'mercurius-jit': ['bench/peers/mercurius.ts', '--jit'],
   sofa: ['bench/peers/sofa.ts'],
 };
-
-/** The V8 flags `npm start` and `npm run start:production` give our server (package.json `config`). */
-const SERVER_NODE_FLAGS = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    config: { nodeFlags: string };
-  }
-).config.nodeFlags
-  .split(' ')
-  .filter(Boolean);
 
 export interface SharedServerEnv {
   MONGODB_URI: string;

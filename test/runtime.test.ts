@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SERVER_NODE_FLAGS } from './support/processes';
+import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 
 /** The suite, and every process it starts, runs on the Node the project declares (24 LTS). */
 describe('runtime', () => {

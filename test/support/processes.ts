@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { TEST_JWT_SECRET } from './server';
+import { SERVER_NODE_FLAGS } from '../../scripts/node-flags';
 
 /** PIDs of processes whose command line mentions `needle` (e.g. a throw-away data folder). */
 export function processesMentioning(needle: string): number[] {
@@ -19,15 +19,6 @@ export async function waitUntil(check: () => boolean, timeoutMs: number): Promis
   }
   return check();
 }
-
-/** The V8 flags `npm start` gives the server (package.json `config.nodeFlags`). */
-export const SERVER_NODE_FLAGS = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    config: { nodeFlags: string };
-  }
-).config.nodeFlags
-  .split(' ')
-  .filter(Boolean);
 
 /** `npm start`'s entry (scripts/start.ts) as its own node process (no tsx CLI parent), with the given environment. */
 export function spawnServer(env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
