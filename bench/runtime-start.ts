@@ -4,10 +4,12 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedDatabase } from '../src/db/embedded';
+import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 
 /**
  * How the production server starts under each way of running TypeScript: spawn → /readyz 200, and
- * resident memory once started. `node --import tsx bench/runtime-start.ts [label=command …]`.
+ * resident memory once started, with the start scripts' V8 flags.
+ * `node --import tsx bench/runtime-start.ts [label=command …]`.
  */
 
 const RUNS = 5;
@@ -41,7 +43,7 @@ try {
     for (let run = 0; run < RUNS; run++) {
       const port = await freePort();
       const started = performance.now();
-      const child = spawn(process.execPath, args, {
+      const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args], {
         env: {
           ...process.env,
           NODE_ENV: 'production',
