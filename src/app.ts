@@ -14,11 +14,10 @@ import { createProductRepository } from './db/product-repository';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
-import { useGraphqlResponseCache, useStoredResultBytes } from './graphql-response-cache';
+import { graphqlResponseCachePlugins } from './graphql-response-cache';
 import { useCompression } from './http/use-compression';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
-import { useHttpCaching } from './http/use-http-caching';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
@@ -89,7 +88,6 @@ export function createApp(deps: AppDependencies): App {
       ? createRedisResponseStore(redis, config.responseCacheBudget)
       : createProcessResponseStore(config.responseCacheBudget);
   const cacheOn = config.responseCacheTtlMs > 0;
-  const graphqlResults = cacheOn ? responseStore() : undefined;
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
   const contextDeps = {
@@ -208,28 +206,16 @@ export function createApp(deps: AppDependencies): App {
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
       useGraphQlJit({}, { enableIf: ({ document }) => operationCount(document) === 1 }),
-      ...(graphqlResults
-        ? [
-            // trusted-only refuses documents sent as text: a stored result must not answer one.
-            ...(config.persistedOperations.mode === 'trusted-only'
-              ? []
-              : [
-                  useStoredResultBytes({
-                    store: graphqlResults,
-                    publicCacheControl,
-                    onHit: () => countCacheLookup('hit'),
-                  }),
-                ]),
-            useHttpCaching({ publicCacheControl }),
-            // envelop's plugin (not Yoga's HTTP wrapper) keys on the executed document and variables.
-            useGraphqlResponseCache({
-              ttlMs: config.responseCacheTtlMs,
-              store: graphqlResults,
-              // /api/v1 keeps its own finished-bytes page cache.
-              skip: isRestExecution,
-              onLookup: countCacheLookup,
-            }),
-          ]
+      ...(cacheOn
+        ? graphqlResponseCachePlugins({
+            ttlMs: config.responseCacheTtlMs,
+            store: responseStore(),
+            // /api/v1 keeps its own finished-bytes page cache.
+            skip: isRestExecution,
+            publicCacheControl,
+            answerStoredBytes: config.persistedOperations.mode !== 'trusted-only',
+            onLookup: countCacheLookup,
+          })
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,

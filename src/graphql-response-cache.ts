@@ -3,8 +3,10 @@ import { useResponseCache, type Cache } from '@envelop/response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { AppContext } from './context';
-import { ifNoneMatchMatches } from './http/headers';
+import { Response } from './http/fetch-api';
+import { useHttpCaching } from './http/use-http-caching';
 import { etagOf } from './rest/page-cache';
+import { conditionalJsonResponse, JSON_CONTENT_TYPE } from './rest/responses';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
 
@@ -13,42 +15,59 @@ export interface GraphqlResponseCacheOptions {
   store: ResponseStore;
   /** Executions that keep their own cache (the /api/v1 pages). */
   skip: (context: unknown) => boolean;
+  /** `Cache-Control` of shareable results. */
+  publicCacheControl: string;
+  /**
+   * Answer stored results as their bytes before Yoga parses anything. Off when only trusted
+   * documents may run: a stored result must not answer a document sent as text.
+   */
+  answerStoredBytes: boolean;
   onLookup: (result: 'hit' | 'miss') => void;
 }
 
 /**
  * Whole GraphQL results of public reads, shared by every caller (one key for all: `session` is
  * null), so a result is stored only if nothing in computing it asked who the caller is: an order,
- * or a `node` that turned out to be one (even a null one), never enters. Each result carries
- * `extensions.responseCache` for src/http/use-http-caching.ts, which turns it into headers.
+ * or a `node` that turned out to be one (even a null one), never enters. The plugins, in order:
+ * stored bytes answered before parsing (see storedBytesPlugin), HTTP caching headers from the
+ * response cache's verdict (src/http/use-http-caching.ts), and envelop's response cache.
  */
-export function useGraphqlResponseCache({
-  ttlMs,
-  store,
-  skip,
-  onLookup,
-}: GraphqlResponseCacheOptions): Plugin {
-  return useResponseCache({
-    session: () => null,
-    // The request's own text, so useStoredResultBytes finds an entry before anything is parsed.
-    buildResponseCacheKey: ({ documentString, operationName, variableValues, context }) =>
-      resultKeyOf(
-        (context as { params?: GraphQLParams }).params ?? {
-          query: documentString,
-          operationName: operationName ?? undefined,
-          variables: variableValues ?? undefined,
-        },
-      ),
-    enabled: (context) => !skip(context),
-    cache: storedResultCache(store, onLookup),
-    ttl: ttlMs,
-    // Type names are schema coordinates too: nothing holding an order is ever stored.
-    ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0 },
-    onTtl: ({ ttl, context }) => (((context as Partial<AppContext>).viewerConsulted?.() ?? true) ? 0 : ttl),
-    includeExtensionMetadata: true,
-    // The default also says so on the console for every 401/403/422.
-    shouldCacheResult: ({ result }) => !result.errors?.length,
-  }) as Plugin;
+export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions): Plugin[] {
+  const { ttlMs, store, skip, publicCacheControl, answerStoredBytes, onLookup } = options;
+  // Keys the bytes path already looked up and missed for a request: envelop's lookup of the same
+  // key would be a second store round trip for nothing (every uncacheable order query).
+  const missed = new WeakMap<Request, string>();
+  return [
+    ...(answerStoredBytes
+      ? [storedBytesPlugin({ store, publicCacheControl, missed, onHit: () => onLookup('hit') })]
+      : []),
+    useHttpCaching({ publicCacheControl }),
+    useResponseCache({
+      session: () => null,
+      // The request's own text, so the bytes path finds an entry before anything is parsed.
+      buildResponseCacheKey: ({ documentString, operationName, variableValues, context }) =>
+        resultKeyOf(
+          (context as { params?: GraphQLParams }).params ?? {
+            query: documentString,
+            operationName: operationName ?? undefined,
+            variables: variableValues ?? undefined,
+          },
+        ),
+      enabled: (context) => !skip(context),
+      cache: (context) =>
+        storedResultCache(store, onLookup, (key) => {
+          const request = (context as { request?: Request }).request;
+          return request !== undefined && missed.get(request) === key;
+        }),
+      ttl: ttlMs,
+      // Type names are schema coordinates too: nothing holding an order is ever stored.
+      ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0 },
+      onTtl: ({ ttl, context }) => (((context as Partial<AppContext>).viewerConsulted?.() ?? true) ? 0 : ttl),
+      includeExtensionMetadata: true,
+      // The default also says so on the console for every 401/403/422.
+      shouldCacheResult: ({ result }) => !result.errors?.length,
+    }) as Plugin,
+  ];
 }
 
 /** "product:7" for a Product entity, "variant:3" for a Variant: the tags a purge names. */
@@ -63,10 +82,14 @@ function tagOf(entity: { typename: string; id?: string | number }): string[] {
 }
 
 /** This schema has no mutations: entries expire, or a purge (scripts/cache-purge.ts) drops them. */
-function storedResultCache(store: ResponseStore, onLookup: (result: 'hit' | 'miss') => void): Cache {
+function storedResultCache(
+  store: ResponseStore,
+  onLookup: (result: 'hit' | 'miss') => void,
+  knownMiss: (key: string) => boolean,
+): Cache {
   return {
     async get(key) {
-      const stored = await store.get(key);
+      const stored = knownMiss(key) ? undefined : await store.get(key);
       onLookup(stored ? 'hit' : 'miss');
       return stored ? (JSON.parse(stored) as ExecutionResult) : undefined;
     },
@@ -84,12 +107,6 @@ function resultKeyOf({ query, operationName, variables }: GraphQLParams): string
   return `gql:${createHash('sha256').update(text).digest('base64url')}`;
 }
 
-export interface StoredResultBytesOptions {
-  store: ResponseStore;
-  publicCacheControl: string;
-  onHit: () => void;
-}
-
 /** Only plain JSON clients: another media type (or APQ's extensions) takes the normal path. */
 function plainJsonRequest(request: Request, params: GraphQLParams): boolean {
   if (!params.query || params.extensions !== undefined) return false;
@@ -99,19 +116,34 @@ function plainJsonRequest(request: Request, params: GraphQLParams): boolean {
 
 /**
  * A stored result answers as the stored bytes, before Yoga parses, validates, builds a context,
- * executes or serialises anything: the shared response cache held the finished JSON all along.
- * Only stored (public, error-free) results exist, and only for documents that passed every limit
- * when they ran. The request limit still counts the request (onRequest runs first); the cost budget
- * is not charged for a hit, which costs the server nothing of what the budget meters.
+ * executes or serialises anything: the store held the finished JSON all along. Only stored
+ * (public, error-free) results exist, and only for documents that passed every limit when they
+ * ran. The request limit still counts the request (onRequest runs first); the cost budget is not
+ * charged for a hit, which costs the server nothing of what the budget meters.
  */
-export function useStoredResultBytes({ store, publicCacheControl, onHit }: StoredResultBytesOptions): Plugin {
+function storedBytesPlugin({
+  store,
+  publicCacheControl,
+  missed,
+  onHit,
+}: {
+  store: ResponseStore;
+  publicCacheControl: string;
+  missed: WeakMap<Request, string>;
+  onHit: () => void;
+}): Plugin {
   // The stand-in result of a hit. Serialised by anyone else (a batch), it is the stored result.
   const hits = new WeakMap<object, string>();
+  const headers = { 'x-cache': 'HIT', 'cache-control': publicCacheControl, vary: 'Accept, Accept-Encoding' };
   return {
     onParams({ params, request, setResult }) {
       if (!plainJsonRequest(request, params)) return;
-      return store.get(resultKeyOf(params)).then((stored) => {
-        if (stored === undefined) return;
+      const key = resultKeyOf(params);
+      return store.get(key).then((stored) => {
+        if (stored === undefined) {
+          missed.set(request, key);
+          return;
+        }
         onHit();
         const hit = { toJSON: () => JSON.parse(stored) as unknown };
         hits.set(hit, stored);
@@ -121,19 +153,17 @@ export function useStoredResultBytes({ store, publicCacheControl, onHit }: Store
     onResultProcess({ request, result, setResultProcessor }) {
       const stored = !Array.isArray(result) && hits.get(result as object);
       if (!stored) return;
-      setResultProcessor((_result, fetchAPI) => {
-        const headers: Record<string, string> = {
-          'content-type': 'application/json; charset=utf-8',
-          'x-cache': 'HIT',
-          'cache-control': publicCacheControl,
-          vary: 'Accept, Accept-Encoding',
-        };
-        if (request.method !== 'GET') return new fetchAPI.Response(stored, { headers });
-        const etag = etagOf(stored);
-        return ifNoneMatchMatches(request.headers.get('if-none-match'), etag)
-          ? new fetchAPI.Response(null, { status: 304, headers: { ...headers, etag } })
-          : new fetchAPI.Response(stored, { headers: { ...headers, etag } });
-      }, 'application/json');
+      setResultProcessor(
+        () =>
+          request.method === 'GET'
+            ? conditionalJsonResponse(
+                { body: stored, etag: etagOf(stored) },
+                request.headers.get('if-none-match'),
+                headers,
+              )
+            : new Response(stored, { headers: { 'content-type': JSON_CONTENT_TYPE, ...headers } }),
+        'application/json',
+      );
     },
   };
 }

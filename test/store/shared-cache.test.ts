@@ -138,6 +138,20 @@ describe('a shared response cache (two instances, one Redis)', () => {
     expect(posted.body).toEqual(body);
   });
 
+  it('looks an uncacheable GraphQL read up once per request, not once per cache layer', async () => {
+    const gets = async () => {
+      const stats = await inspector.info('commandstats');
+      return Number(/cmdstat_get:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    };
+    const token = bearer(await mintToken({ sub: 'lookup-counter' }));
+    const before = await gets();
+    for (let round = 0; round < 3; round++) {
+      const reply = await a.graphql('{ viewer { customerId } }', {}, token);
+      expect(reply.body).toEqual({ data: { viewer: { customerId: 'lookup-counter' } } });
+    }
+    expect((await gets()) - before).toBe(3);
+  });
+
   it('keeps orders private: no-store on both APIs, never served from the cache', async () => {
     const token = await mintToken({ sub: 'cus_alice' });
     const rest = await a.request('/api/v1/orders/01KE78KGFSQ4ZC7N2XW8RTB3MD', { headers: bearer(token) });
