@@ -3,10 +3,10 @@ import { useResponseCache, type Cache } from '@envelop/response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { AppContext } from './context';
-import { Response } from './http/fetch-api';
+import { JSON_CONTENT_TYPE, Response } from './http/fetch-api';
 import { useHttpCaching } from './http/use-http-caching';
 import { etagOf } from './rest/page-cache';
-import { conditionalJsonResponse, JSON_CONTENT_TYPE } from './rest/responses';
+import { conditionalJsonResponse } from './rest/responses';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
 

@@ -1,4 +1,4 @@
-type AsyncMethods = Record<string, (...args: never[]) => Promise<unknown>>;
+import type { AsyncMethods } from './instrumented';
 
 /** What every repository read sends the server: maxTimeMS stops the query there, too. */
 export interface ReadLimits {

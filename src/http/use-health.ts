@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { Response } from './fetch-api';
+import { jsonResponse, type Response } from './fetch-api';
 
 export interface HealthOptions {
   /** Resolves when the database answers; rejects otherwise. */
@@ -15,11 +15,7 @@ export interface HealthOptions {
   sharedStoreReady?: () => boolean;
 }
 
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-  });
+const json = (status: number, body: unknown) => jsonResponse(status, body, { 'cache-control': 'no-store' });
 
 /**
  * /healthz: the process is up (nothing else). /readyz: not shutting down and the database answers

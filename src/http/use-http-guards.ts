@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
-import { Response } from './fetch-api';
+import { jsonResponse, type Response } from './fetch-api';
 
 /** GraphiQL is one inline page (no CDN), so its scripts and styles are inline too. */
 const HTML_SECURITY_HEADERS: Record<string, string> = {
@@ -11,17 +11,12 @@ const HTML_SECURITY_HEADERS: Record<string, string> = {
   ...SECURITY_HEADERS,
 };
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-
 /** Both APIs' "who are you?" answer, each in its own shape. */
 function unauthenticated(pathname: string): Response {
   const body = pathname.startsWith('/api/v1')
     ? { message: 'Unauthenticated.' }
     : { errors: [{ message: 'Unauthenticated.', extensions: { code: 'UNAUTHENTICATED' } }] };
-  return new Response(JSON.stringify(body), {
-    status: 401,
-    headers: { 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer' },
-  });
+  return jsonResponse(401, body, { 'www-authenticate': 'Bearer' });
 }
 
 /** node:http keeps the first of repeated Authorization headers; the raw headers still list them all. */

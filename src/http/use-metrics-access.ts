@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
-import { Response } from './fetch-api';
+import { jsonResponse } from './fetch-api';
 
 export interface MetricsAccessOptions {
   /** Bearer token /metrics requires; unset: see `openWithoutToken`. */
@@ -12,10 +12,7 @@ export interface MetricsAccessOptions {
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 const answer = (status: number, message: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ message }), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  });
+  jsonResponse(status, { message }, headers);
 
 /**
  * Guards /metrics (route names, latencies, process figures): with a token, only a matching

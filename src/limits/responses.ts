@@ -1,6 +1,6 @@
 import { createGraphQLError } from 'graphql-yoga';
 import type { Allowance } from './limiter';
-import { Response } from '../http/fetch-api';
+import { jsonResponse, type Response } from '../http/fetch-api';
 
 /**
  * The rate-limit headers of the IETF draft (draft-ietf-httpapi-ratelimit-headers-06/07): separate
@@ -24,6 +24,7 @@ export function rateLimitHeaders(allowance: Allowance): Record<string, string> {
   };
 }
 
+/** As Laravel's throttle middleware sends its 429 (no charset parameter). */
 const JSON_TYPE = 'application/json';
 
 /** A refused request, in the shape of the API it was sent to. */
@@ -33,10 +34,7 @@ export function tooManyRequests(api: 'rest' | 'graphql', allowance: Allowance): 
       ? // Laravel's throttle middleware, byte for byte.
         { message: 'Too Many Attempts.' }
       : { errors: [{ message: 'Too Many Requests.', extensions: { code: 'RATE_LIMITED' } }] };
-  return new Response(JSON.stringify(body), {
-    status: 429,
-    headers: { 'content-type': JSON_TYPE, ...rateLimitHeaders(allowance) },
-  });
+  return jsonResponse(429, body, { 'content-type': JSON_TYPE, ...rateLimitHeaders(allowance) });
 }
 
 /** The shared store is down and the limits fail closed (RATE_LIMIT_FAIL_OPEN=false). */
@@ -45,10 +43,7 @@ export function limiterUnavailable(api: 'rest' | 'graphql'): Response {
     api === 'rest'
       ? { message: 'Service Unavailable.' }
       : { errors: [{ message: 'Service Unavailable.', extensions: { code: 'SERVICE_UNAVAILABLE' } }] };
-  return new Response(JSON.stringify(body), {
-    status: 503,
-    headers: { 'content-type': JSON_TYPE, 'retry-after': '5' },
-  });
+  return jsonResponse(503, body, { 'content-type': JSON_TYPE, 'retry-after': '5' });
 }
 
 /** An operation over the client's cost budget: a GraphQL error Yoga answers with 429 and the headers. */

@@ -67,10 +67,11 @@ export function persistedDocumentPlugins(
         });
       }
     },
-    async onExecute({ args }) {
+    // Synchronous unless there is something to register (most executions).
+    onExecute({ args }) {
       const params = (args.contextValue as { params?: { query?: string; extensions?: unknown } }).params;
       const hash = persistedQueryHash(params?.extensions);
-      if (hash && params?.query) await store.set(hash, params.query);
+      if (hash && params?.query) return store.set(hash, params.query);
     },
   };
   return [

@@ -1,18 +1,9 @@
 import type { FieldErrors } from '../errors';
 import { validationSummary } from '../errors';
 import { ifNoneMatchMatches } from '../http/headers';
-import { Response } from '../http/fetch-api';
+import { JSON_CONTENT_TYPE, jsonResponse, Response } from '../http/fetch-api';
 
-/** Every /api/v1 answer, errors included, is JSON in UTF-8. */
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export const RETRY_AFTER_SECONDS = '5';
-
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': JSON_CONTENT_TYPE, ...headers },
-  });
-}
 
 export const messageResponse = (status: number, message: string, headers: Record<string, string> = {}) =>
   jsonResponse(status, { message }, headers);

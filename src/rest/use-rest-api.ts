@@ -6,14 +6,8 @@ import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
 import type { PageCache } from './page-cache';
 import { etagOf, productTagsOf } from './page-cache';
 import { parseQuery, readQuery } from './query';
-import {
-  conditionalJsonResponse,
-  errorCodeResponse,
-  jsonResponse,
-  messageResponse,
-  validationResponse,
-} from './responses';
-import { Response } from '../http/fetch-api';
+import { conditionalJsonResponse, errorCodeResponse, messageResponse, validationResponse } from './responses';
+import { jsonResponse, Response } from '../http/fetch-api';
 
 export interface RestApiOptions {
   /** Absolute base of pagination links; default: the request's origin. */
