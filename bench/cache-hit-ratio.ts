@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
@@ -9,6 +7,7 @@ import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
 import { loadFixtures } from '../seed/load';
+import { startRedis } from '../test/support/redis';
 
 /**
  * Response-cache hit ratio of one fixed request mix sent round-robin to 1 and to 3 instances, with
@@ -37,15 +36,6 @@ function requestMix(): string[] {
   );
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 async function measure(instances: RunningServer[]): Promise<number> {
   let hits = 0;
   const mix = requestMix();
@@ -63,14 +53,8 @@ async function measure(instances: RunningServer[]): Promise<number> {
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-cache-'));
 const database = await startEmbeddedDatabase({ dataDir, log: () => undefined });
-const redisPort = await freePort();
-const redis = spawn(
-  'redis-server',
-  ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  {
-    stdio: 'ignore',
-  },
-);
+// The tests' private Redis (loopback, no persistence, stopped with this process).
+const redis = await startRedis();
 try {
   const seeding = await connectDatabase({ uri: database.uri, dbName: 'cachebench' });
   await ensureIndexes(seeding.db);
@@ -81,7 +65,7 @@ try {
   const rows: string[] = [];
   for (const shared of [false, true]) {
     for (const count of [1, 3]) {
-      if (shared) spawn('redis-cli', ['-p', String(redisPort), 'flushall']);
+      if (shared) await redis.restart(); // empty
       const config = loadConfig({
         NODE_ENV: 'test',
         PORT: '0',
@@ -91,7 +75,7 @@ try {
         PUBLIC_BASE_URL: 'https://shop.example',
         LOG_LEVEL: 'silent',
         RESPONSE_CACHE_TTL_MS: '600000',
-        ...(shared ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` } : {}),
+        ...(shared ? { REDIS_URL: redis.url } : {}),
       });
       const instances = await Promise.all(
         Array.from({ length: count }, () => startServer({ config, logger: createLogger('silent') })),
@@ -110,7 +94,7 @@ try {
   console.log('| instances | cache | requests | hit ratio |\n|--:|---|--:|--:|');
   console.log(rows.join('\n'));
 } finally {
-  redis.kill('SIGKILL');
+  await redis.stop();
   await database.stop();
   await rm(dataDir, { recursive: true, force: true });
 }

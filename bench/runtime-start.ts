@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedDatabase } from '../src/db/embedded';
+import { freeLoopbackPort } from '../src/guarded-child';
 import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 
 /**
@@ -23,13 +23,6 @@ const options: Record<string, string[]> = Object.fromEntries(
   }),
 );
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-runtime-'));
@@ -41,7 +34,7 @@ try {
     const startMs: number[] = [];
     const rssMb: number[] = [];
     for (let run = 0; run < RUNS; run++) {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       const started = performance.now();
       const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args], {
         env: {

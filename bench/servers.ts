@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
+import { freeLoopbackPort, waitForExit } from '../src/guarded-child';
 
 /** The servers under test, each started as its own child process on its own loopback port. */
 
@@ -70,31 +70,8 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (exited(child)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
 }
 
 async function waitUntilListening(child: ChildProcess, origin: string, logFile: string, timeoutMs: number) {
@@ -126,7 +103,7 @@ export async function startServerProcess(
   id: ServerId,
   options: { env: SharedServerEnv; logDir: string; nodeFlags?: string[]; startTimeoutMs?: number },
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const origin = `http://127.0.0.1:${port}`;
   await mkdir(options.logDir, { recursive: true });
   const logFile = path.join(options.logDir, `${id}.log`);

@@ -10,7 +10,7 @@ import { startEmbeddedDatabase } from '../src/db/embedded';
 import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { loadFixtures } from '../seed/load';
 import { cpuMs } from './proc';
-import { freePort } from './servers';
+import { freeLoopbackPort } from '../src/guarded-child';
 
 /**
  * CPU per request of OpenTelemetry tracing on versus off (issue 12). One embedded FerretDB with the
@@ -83,7 +83,7 @@ async function startReceiver() {
 }
 
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; origin: string }> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|OTEL_|NODE_OPTIONS$)/.test(name)),
   );
