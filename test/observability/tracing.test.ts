@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { startOtlpReceiver, SPAN_KIND_SERVER, type ReceivedSpan } from '../support/otlp-receiver';
-import { listeningUrl, spawnServer, waitUntil } from '../support/processes';
-import { TEST_JWT_SECRET } from '../support/server';
+import { listeningUrl, serverProcessEnv, spawnServer, waitUntil } from '../support/processes';
 
 /** A real server process exporting to an OTLP receiver the test runs (issue 12, tracing). */
 
@@ -27,24 +26,13 @@ beforeAll(async () => {
 }, 60_000);
 
 function tracedServerEnv(endpoint: string, protocol: string): NodeJS.ProcessEnv {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$|OTEL_)/.test(name)),
-  );
-  return {
-    ...inherited,
-    NODE_ENV: 'test',
-    PORT: '0',
-    MONGODB_URI: testDb.uri,
-    MONGODB_DB: testDb.dbName,
-    JWT_SECRET: TEST_JWT_SECRET,
-    SEED_FIXTURES: 'false',
-    LOG_LEVEL: 'info',
+  return serverProcessEnv(testDb, {
     RESPONSE_CACHE_TTL_MS: '0',
     OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
     OTEL_BSP_SCHEDULE_DELAY: '100',
     OTEL_SERVICE_NAME: 'storefront-tracing-test',
-  };
+  });
 }
 
 afterAll(async () => {

@@ -46,8 +46,13 @@ export function serverProcessEnv(
   database: { uri: string; dbName: string },
   env: Record<string, string> = {},
 ): NodeJS.ProcessEnv {
+  // Nothing of the outer environment decides which database, secret, port, folder or tracing a
+  // server under test uses.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$|OTEL_)/.test(name)),
+  );
   return {
-    ...process.env,
+    ...inherited,
     NODE_ENV: 'test',
     PORT: '0',
     MONGODB_URI: database.uri,
