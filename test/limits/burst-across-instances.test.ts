@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../support/processes';
+import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
 
@@ -43,7 +43,7 @@ describe('a burst against the limit across three instances', () => {
       [1, 2, 3].map(() => startTestServer({ env: { ...env, REDIS_URL: redis.url } })),
     );
     alone = await Promise.all([1, 2, 3].map(() => startTestServer({ env })));
-    expect(await waitUntil(() => shared.every((server) => server.redis?.isReady()), 5_000)).toBe(true);
+    expect(await sharedStoreIs(true, shared)).toBe(true);
   }, 60_000);
 
   afterAll(async () => {

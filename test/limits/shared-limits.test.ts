@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { parse } from 'graphql';
 import { estimateCost } from '../../src/graphql-cost';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../support/processes';
+import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
@@ -49,7 +49,7 @@ describe('request limits shared by two instances', () => {
     flusher.on('error', () => undefined);
     const env = { REDIS_URL: redis.url, RATE_LIMIT_REQUESTS_PER_MINUTE: '5' };
     [a, b] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
-    expect(await waitUntil(() => Boolean(a.redis?.isReady() && b.redis?.isReady()), 5_000)).toBe(true);
+    expect(await sharedStoreIs(true, [a, b])).toBe(true);
   });
 
   afterEach(async () => {
@@ -139,7 +139,7 @@ describe('request limits shared by two instances', () => {
 
   it('keeps both APIs answering while Redis is dead (fail open) and shares the count again when it returns', async () => {
     await redis.kill();
-    expect(await waitUntil(() => !a.redis?.isReady() && !b.redis?.isReady(), 5_000)).toBe(true);
+    expect(await sharedStoreIs(false, [a, b])).toBe(true);
     // Each instance now counts alone (the in-process insurance): 4 requests each stay within 5.
     for (const server of [a, b]) {
       for (let i = 0; i < 2; i++) {
@@ -150,7 +150,7 @@ describe('request limits shared by two instances', () => {
       }
     }
     await redis.restart();
-    expect(await waitUntil(() => Boolean(a.redis?.isReady() && b.redis?.isReady()), 10_000)).toBe(true);
+    expect(await sharedStoreIs(true, [a, b], 10_000)).toBe(true);
     expect(
       (await rest(a, bearer(await mintToken({ sub: 'carol' })))).headers.get('ratelimit-remaining'),
     ).toBe('4');
@@ -206,7 +206,7 @@ describe('the GraphQL cost budget', () => {
     server = await startTestServer({
       env: { REDIS_URL: redis.url, RATE_LIMIT_COST_PER_MINUTE: String(budget) },
     });
-    expect(await waitUntil(() => Boolean(server.redis?.isReady()), 5_000)).toBe(true);
+    expect(await sharedStoreIs(true, [server])).toBe(true);
   });
 
   afterAll(async () => {
@@ -237,7 +237,7 @@ describe('failing closed', () => {
       fixtures: false,
       env: { REDIS_URL: redis.url, RATE_LIMIT_REQUESTS_PER_MINUTE: '100', RATE_LIMIT_FAIL_OPEN: 'false' },
     });
-    expect(await waitUntil(() => Boolean(server.redis?.isReady()), 5_000)).toBe(true);
+    expect(await sharedStoreIs(true, [server])).toBe(true);
   });
 
   afterAll(async () => {
@@ -248,7 +248,7 @@ describe('failing closed', () => {
   it('answers 503 with Retry-After while Redis is down, and counts again when it is back', async () => {
     expect((await rest(server)).status).toBe(200);
     await redis.kill();
-    expect(await waitUntil(() => !server.redis?.isReady(), 5_000)).toBe(true);
+    expect(await sharedStoreIs(false, [server])).toBe(true);
     const refused = await rest(server);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
@@ -257,7 +257,7 @@ describe('failing closed', () => {
     expect(graphqlRefused.response.status).toBe(503);
     expect(graphqlRefused.body.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
     await redis.restart();
-    expect(await waitUntil(() => Boolean(server.redis?.isReady()), 10_000)).toBe(true);
+    expect(await sharedStoreIs(true, [server], 10_000)).toBe(true);
     expect((await rest(server)).headers.get('ratelimit-remaining')).toBe('99');
   });
 });

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config';
 import { ManifestError } from '../../src/persisted/manifest';
 import { listProducts } from '../../src/rest/endpoints';
 import { startFailureHint } from '../../src/start-failure';
-import { waitUntil } from '../support/processes';
+import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
 
@@ -91,7 +91,7 @@ describe('automatic persisted queries shared by two instances', () => {
     redis = await startRedis();
     const env = { REDIS_URL: redis.url, PERSISTED_OPERATIONS: 'apq' };
     [a, b] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
-    expect(await waitUntil(() => Boolean(a.redis?.isReady() && b.redis?.isReady()), 5_000)).toBe(true);
+    expect(await sharedStoreIs(true, [a, b])).toBe(true);
   });
 
   afterAll(async () => {
@@ -184,7 +184,7 @@ describe('trusted documents only', () => {
 
   it('keeps serving the manifest’s documents while Redis is dead', async () => {
     await redis.kill();
-    expect(await waitUntil(() => !server.redis?.isReady(), 5_000)).toBe(true);
+    expect(await sharedStoreIs(false, [server])).toBe(true);
     const trusted = await post(server, byHash(sha256(FIRST_PRODUCTS)));
     expect(trusted.status).toBe(200);
     expect(trusted.body.data?.products).toBeDefined();

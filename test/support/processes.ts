@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { TEST_JWT_SECRET } from './server';
+import { TEST_JWT_SECRET, type TestServer } from './server';
 import { SERVER_NODE_FLAGS } from '../../scripts/node-flags';
 
 /** PIDs of processes whose command line mentions `needle` (e.g. a throw-away data folder). */
@@ -62,4 +62,13 @@ export function serverProcessEnv(
     LOG_LEVEL: 'info',
     ...env,
   };
+}
+
+/** Whether every server's shared store (Redis) becomes connected (`up`) or lost (`!up`) within the time. */
+export function sharedStoreIs(
+  up: boolean,
+  servers: readonly TestServer[],
+  timeoutMs = 5_000,
+): Promise<boolean> {
+  return waitUntil(() => servers.every((server) => Boolean(server.redis?.isReady()) === up), timeoutMs);
 }
