@@ -17,6 +17,7 @@ import {
   type ServerProcess,
   type SharedServerEnv,
 } from './servers';
+import { median } from './median';
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -159,15 +160,6 @@ const DATABASE_LABELS = {
 const log = (line: string) => console.error(`[bench] ${line}`);
 
 // ------------------------------------------------------------------------------ statistics
-
-function median(values: number[]): number {
-  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
 
 interface RunMeasurement {
   round: number;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { startEmbeddedDatabase } from '../src/db/embedded';
 import { freeLoopbackPort } from '../src/guarded-child';
 import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
+import { median } from './median';
 
 /**
  * How the production server starts under each way of running TypeScript: spawn → /readyz 200, and
@@ -22,8 +23,6 @@ const options: Record<string, string[]> = Object.fromEntries(
     return [label, command.split(' ')];
   }),
 );
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-runtime-'));
 const database = await startEmbeddedDatabase({ dataDir, log: () => undefined });

@@ -11,6 +11,8 @@ import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { loadFixtures } from '../seed/load';
 import { cpuMs } from './proc';
 import { freeLoopbackPort } from '../src/guarded-child';
+import { median } from './median';
+import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 
 /**
  * CPU per request of OpenTelemetry tracing on versus off (issue 12). One embedded FerretDB with the
@@ -61,8 +63,6 @@ const WORKLOADS: Workload[] = [
 ];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 async function startReceiver() {
   let exports = 0;
@@ -87,7 +87,7 @@ async function startServer(env: Record<string, string>): Promise<{ child: ChildP
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|OTEL_|NODE_OPTIONS$)/.test(name)),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'scripts/start.ts'], {
     env: { ...inherited, ...env, NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

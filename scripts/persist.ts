@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GraphQLError, Kind, parse, validate } from 'graphql';
+import { APQ_LIMITS } from '../src/persisted/apq-store';
 import { documentHash } from '../src/persisted/manifest';
 import { schema } from '../src/schema/index';
 import { readCommandLine, usageError } from './command-line';
@@ -12,7 +13,8 @@ import { readCommandLine, usageError } from './command-line';
 
 const usage = 'Usage: npm run persist -- <folder of .graphql files> [--out persisted-operations.json]';
 const MAX_FILES = 10_000;
-const MAX_FILE_BYTES = 32 * 1024;
+// The size the server registers at most; the manifest is held to the same bound.
+const MAX_FILE_BYTES = APQ_LIMITS.maxDocumentBytes;
 
 const { values, positionals } = readCommandLine(
   usage,
