@@ -250,8 +250,10 @@ function postgresArgs(layout: Layout, throwaway: boolean): string[] {
     ...(throwaway ? THROWAWAY_SETTINGS : {}),
     unix_socket_directories: layout.pgdata,
     port: String(SOCKET_PORT),
-    // pg_cron runs DocumentDB's background jobs (index builds) over a connection: the socket too.
+    // pg_cron (DocumentDB's background jobs) and DocumentDB itself (e.g. createIndexes) connect back
+    // to the server over libpq: through the socket too, as there is no TCP listener.
     'cron.host': layout.pgdata,
+    'documentdb.localhost_connection_string': `host='${layout.pgdata}'`,
     // In every PostgreSQL process title, so `ps` ties each backend to its data folder.
     cluster_name: layout.dataDir,
   };

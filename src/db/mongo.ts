@@ -68,10 +68,7 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   ],
 };
 
-/**
- * Creates missing indexes only. Idempotent by construction: FerretDB 1.24 drops the connection
- * when asked to create an index that already exists, so we never ask.
- */
+/** Creates the missing indexes and names the ones it created (the seed script prints them). */
 export async function ensureIndexes(db: Db): Promise<string[]> {
   const created: string[] = [];
   for (const [collectionName, wanted] of Object.entries(INDEXES)) {
