@@ -1,17 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import {
-  chmod,
-  chown,
-  mkdir,
-  readFile,
-  readlink,
-  realpath,
-  rename,
-  rm,
-  stat,
-  unlink,
-} from 'node:fs/promises';
+import { chown, mkdir, readFile, readlink, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -396,13 +385,23 @@ async function launchBoth(
   }
 }
 
+/**
+ * The cluster's user must be able to reach its folder inside ours: every folder on the way that
+ * it cannot pass gets an ACL entry letting that one user through (x only, no listing), rather than
+ * opening the folder to everyone (e.g. a mkdtemp folder, or a project under /root).
+ */
+async function letClusterUserThrough(dir: string, user: OsUser): Promise<void> {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const { mode, uid } = await stat(current);
+    const passable = uid === user.uid ? (mode & 0o100) !== 0 : (mode & 0o001) !== 0;
+    if (!passable) await run('setfacl', ['--modify', `user:${CLUSTER_OS_USER}:x`, current]);
+    if (current === path.dirname(current)) return;
+  }
+}
+
 async function prepareDataDir(layout: Layout, user: OsUser | undefined): Promise<void> {
   await mkdir(layout.stateDir, { recursive: true });
-  if (user) {
-    // The cluster's user must be able to reach its folder inside ours.
-    const { mode } = await stat(layout.dataDir);
-    await chmod(layout.dataDir, mode | 0o011);
-  }
+  if (user) await letClusterUserThrough(layout.dataDir, user);
   const socket = path.join(layout.pgdata, `.s.PGSQL.${SOCKET_PORT}`);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
     throw new Error(
