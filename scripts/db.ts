@@ -51,9 +51,11 @@ try {
 console.log(`MONGODB_URI=${database.uri}`);
 console.log(`Embedded database running (data in ${database.dataDir}); Ctrl-C stops it.`);
 
+// The database's processes are unref'd children: this timer is what keeps us running.
+const keepAlive = setInterval(() => undefined, 2 ** 30);
 const stop = async () => {
   await database.stop();
-  process.exit(0);
+  clearInterval(keepAlive);
 };
 process.once('SIGINT', () => void stop());
 process.once('SIGTERM', () => void stop());

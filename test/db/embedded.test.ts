@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded';
 import { CLUSTER_OS_USER } from '../../src/db/engine-pins';
 import { superviseEmbeddedDatabase } from '../../src/db/supervisor';
+import { freeLoopbackPort } from '../../src/guarded-child';
 import { processesMentioning, waitUntil } from '../support/processes';
 
 const run = promisify(execFile);
@@ -184,6 +185,34 @@ describe('the embedded database (PostgreSQL + DocumentDB + FerretDB)', () => {
     owner.kill('SIGKILL');
     expect(await waitUntil(() => processesMentioning(dataDir).length === 0, 10_000)).toBe(true);
     expect(await portIsFree(port)).toBe(true);
+  });
+});
+
+describe('npm run db', () => {
+  it('prints its MONGODB_URI, answers there, and stops everything on SIGINT', async () => {
+    const dataDir = await tempDir();
+    const port = await freeLoopbackPort();
+    const db = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/db.ts', '--port', String(port), '--data-dir', dataDir],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => db.once('exit', resolve));
+    const uri = await new Promise<string>((resolve, reject) => {
+      db.stdout.on('data', (chunk: Buffer) => {
+        const match = /^MONGODB_URI=(\S+)$/m.exec(chunk.toString());
+        if (match) resolve(match[1]!);
+      });
+      void exited.then(() => reject(new Error('npm run db exited early')));
+    });
+    expect(uri).toBe(`mongodb://127.0.0.1:${port}/`);
+    expect(await answers(uri)).toBe(true);
+
+    db.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
   });
 });
 
