@@ -1,6 +1,17 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { chown, mkdir, readFile, readlink, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import {
+  chown,
+  readdir,
+  mkdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  unlink,
+} from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -374,7 +385,7 @@ async function launchBoth(
         '--telemetry=disable',
         '--log-level=warn',
       ],
-      { logFile: layout.ferretdbLog, env: withoutVariables(['FERRETDB_']), stopSignal: 'TERM' },
+      { logFile: layout.ferretdbLog, env: withoutVariables(['FERRETDB_']), user, stopSignal: 'TERM' },
     );
     await waitForPing(uri, postgres, ferretdb, deadline);
     return { postgres, ferretdb, uri };
@@ -401,7 +412,14 @@ async function letClusterUserThrough(dir: string, user: OsUser): Promise<void> {
 
 async function prepareDataDir(layout: Layout, user: OsUser | undefined): Promise<void> {
   await mkdir(layout.stateDir, { recursive: true });
-  if (user) await letClusterUserThrough(layout.dataDir, user);
+  if (user) {
+    // FerretDB runs as that user too: nothing listening on a port runs as root.
+    for (const entry of ['', ...(await readdir(layout.stateDir))]) {
+      await chown(path.join(layout.stateDir, entry), user.uid, user.gid);
+    }
+    await letClusterUserThrough(layout.dataDir, user);
+    await letClusterUserThrough(path.dirname(ferretdbBinaryPath()), user);
+  }
   const socket = path.join(layout.pgdata, `.s.PGSQL.${SOCKET_PORT}`);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
     throw new Error(

@@ -78,7 +78,7 @@ async function untilAnswers(uri: string, timeoutMs: number): Promise<number> {
 }
 
 describe('the embedded database (PostgreSQL + DocumentDB + FerretDB)', () => {
-  it('serves on loopback only, PostgreSQL on a unix socket as an unprivileged user, and stops without leaving a process or port', async () => {
+  it('serves on loopback only, PostgreSQL on a unix socket, both as an unprivileged user, and stops without leaving a process or port', async () => {
     const dataDir = await tempDir();
     const database = await start(dataDir);
     expect(database.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
@@ -93,8 +93,13 @@ describe('the embedded database (PostgreSQL + DocumentDB + FerretDB)', () => {
     expect(pidFile[5]).toBe('');
     expect(pidFile[4]).toBe(path.join(dataDir, 'postgres'));
     if (process.getuid?.() === 0) {
-      const { stdout } = await run('ps', ['-o', 'user=', '-p', String(running.postmaster[0])]);
-      expect(stdout.trim()).toBe(CLUSTER_OS_USER);
+      const { stdout } = await run('ps', [
+        '-o',
+        'user:32=',
+        '-p',
+        `${running.postmaster[0]},${running.ferretdb[0]}`,
+      ]);
+      expect(stdout.trim().split(/\s+/)).toEqual([CLUSTER_OS_USER, CLUSTER_OS_USER]);
     }
 
     await database.stop();
