@@ -89,6 +89,8 @@ const envSchema = z.object({
   SEED_FIXTURES: z.enum(['true', 'false']).optional(),
   MONGODB_MAX_POOL_SIZE: wholeNumber(1, 1000).default(20),
   MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
+  MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(4),
+  MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(16),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),
@@ -143,6 +145,11 @@ export interface Config {
     maxPoolSize: number;
     /** How long an operation waits for a reachable server before the APIs answer 503. */
     timeoutMs: number;
+    /**
+     * Admission control, per lane (cheap lookups by key; everything else): queries running at
+     * once, and queries waiting for a turn. Past both the APIs answer 503 at once.
+     */
+    admission: { concurrency: number; queue: number };
     /** The driver's command events, for debugging and round-trip tests; costly. */
     monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
@@ -254,6 +261,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
     problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
   }
+  // Both lanes full must leave connections for the readiness ping and the change stream.
+  if (2 * values.MONGODB_MAX_CONCURRENT_QUERIES >= values.MONGODB_MAX_POOL_SIZE) {
+    problems.push('MONGODB_MAX_CONCURRENT_QUERIES: twice it (two lanes) must be below MONGODB_MAX_POOL_SIZE');
+  }
   if (values.NODE_ENV === 'production' && !values.MONGODB_URI) {
     problems.push(
       'MONGODB_URI: required when NODE_ENV=production (the embedded database is for development)',
@@ -303,6 +314,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       dbName: values.MONGODB_DB,
       maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
       timeoutMs: values.MONGODB_TIMEOUT_MS,
+      admission: Object.freeze({
+        concurrency: values.MONGODB_MAX_CONCURRENT_QUERIES,
+        queue: values.MONGODB_MAX_QUEUED_QUERIES,
+      }),
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,
     }),
