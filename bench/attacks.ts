@@ -2,19 +2,26 @@
  * Issue 21, rows 5 and 6, as figures: time to recover after three attacks that leave work behind,
  * goodput of uncached searches at 1, 8, 16 and 50 clients, and a stampede on one hot cached page.
  *
- *   node --import tsx bench/attacks.ts [--only attacks|goodput|stampede] [--seconds 8]
+ *   node --import tsx bench/attacks.ts [--only attacks|goodput|stampede] [--seconds 8] [--set NAME=VALUE]…
  *
  * The server runs as a child process (NODE_ENV=production, response cache off except for the
  * stampede) on the bench's embedded database with 2,020 products (or MONGODB_URI). "Recovered" is
  * the first moment after the attacking client has gone from which `/readyz` and one order lookup
  * both answer 200 within a second, three probes in a row.
  */
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignJWT } from 'jose';
 import { openBenchDatabase } from './database';
+import {
+  aliasAttack,
+  pipelineAttack,
+  resetAttack,
+  timeToRecover,
+  uniqueTerm,
+  type Target,
+} from '../test/support/attacks';
 import { startServerProcess, type ServerProcess, type SharedServerEnv } from './servers';
 
 const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
@@ -22,113 +29,16 @@ const DATA_DIR = path.join(import.meta.dirname, '.data');
 const SPEC = { seed: 21, products: 2_020, orders: 2_000 };
 
 const { values: args } = parseArgs({
-  options: { only: { type: 'string' }, seconds: { type: 'string', default: '8' } },
+  options: {
+    only: { type: 'string' },
+    seconds: { type: 'string', default: '8' },
+    /** A server setting for this run, e.g. --set MONGODB_MAX_CONCURRENT_QUERIES=2. */
+    set: { type: 'string', multiple: true, default: [] },
+  },
 });
+const settings = Object.fromEntries(args.set.map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
 const phaseSeconds = Number(args.seconds);
 const log = (line: string) => console.log(line);
-
-interface Target {
-  origin: string;
-  orderPath: string;
-  token: string;
-}
-
-/** Searches for words that occur nowhere: every product is scanned, nothing is cached. */
-let searchCounter = 0;
-const uniqueTerm = () => `zq${Date.now().toString(36)}${(searchCounter++).toString(36)}`;
-
-async function probe(url: string, headers: Record<string, string> = {}): Promise<number> {
-  try {
-    const response = await fetch(url, { headers, signal: AbortSignal.timeout(1_000) });
-    await response.arrayBuffer();
-    return response.status;
-  } catch {
-    return 0;
-  }
-}
-
-async function healthy(target: Target): Promise<boolean> {
-  const [ready, order] = await Promise.all([
-    probe(`${target.origin}/readyz`),
-    probe(`${target.origin}${target.orderPath}`, { authorization: `Bearer ${target.token}` }),
-  ]);
-  return ready === 200 && order === 200;
-}
-
-/** Seconds from now until three probes in a row succeed (capped at `limitS`). */
-async function timeToRecover(target: Target, limitS = 300): Promise<number> {
-  const started = performance.now();
-  let streak = 0;
-  let firstOfStreak = 0;
-  while ((performance.now() - started) / 1000 < limitS) {
-    const at = performance.now();
-    if (await healthy(target)) {
-      if (streak++ === 0) firstOfStreak = at;
-      if (streak === 3) return Math.max(0, (firstOfStreak - started) / 1000);
-    } else streak = 0;
-    await sleep(Math.max(0, 200 - (performance.now() - at)));
-  }
-  return limitS;
-}
-
-/** Row 5a: 40 requests of 20 aliased unfiltered-scan searches with totalCount; the client leaves after 1 s. */
-async function aliasAttack(target: Target): Promise<void> {
-  const aliases = Array.from(
-    { length: 20 },
-    (_, i) => `a${i}: products(first: 1, search: "${uniqueTerm()}") { totalCount }`,
-  );
-  const body = JSON.stringify({ query: `{ ${aliases.join(' ')} }` });
-  const controller = new AbortController();
-  const requests = Array.from({ length: 40 }, () =>
-    fetch(`${target.origin}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-      signal: controller.signal,
-    })
-      .then((response) => response.arrayBuffer())
-      .catch(() => undefined),
-  );
-  await sleep(1_000);
-  controller.abort();
-  await Promise.all(requests);
-}
-
-function rawConnection(origin: string): Promise<net.Socket> {
-  const { hostname, port } = new URL(origin);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => resolve(socket));
-    socket.once('error', reject);
-  });
-}
-
-const searchRequest = (host: string) =>
-  `GET /api/v1/products/search?term=${uniqueTerm()}&per_page=100 HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
-
-/** Row 5b: 200 pipelined searches on one connection, closed after 0.5 s. */
-async function pipelineAttack(target: Target): Promise<void> {
-  const socket = await rawConnection(target.origin);
-  socket.on('error', () => undefined);
-  socket.on('data', () => undefined);
-  const host = new URL(target.origin).host;
-  socket.write(Array.from({ length: 200 }, () => searchRequest(host)).join(''));
-  await sleep(500);
-  socket.destroy();
-}
-
-/** Row 5c: 400 connections, each sends a search and is reset 100 ms later. */
-async function resetAttack(target: Target): Promise<void> {
-  const host = new URL(target.origin).host;
-  const sockets = await Promise.all(
-    Array.from({ length: 400 }, () => rawConnection(target.origin).catch(() => undefined)),
-  );
-  for (const socket of sockets) {
-    socket?.on('error', () => undefined);
-    socket?.write(searchRequest(host));
-  }
-  await sleep(100);
-  for (const socket of sockets) socket?.resetAndDestroy();
-}
 
 /** Row 5, goodput: `clients` loops of uncached REST searches for `seconds`; 200s per second. */
 async function goodput(target: Target, clients: number, seconds: number) {
@@ -215,7 +125,7 @@ async function withServer<T>(
   const server: ServerProcess = await startServerProcess('ours', {
     env,
     logDir: path.join(DATA_DIR, 'attacks-logs'),
-    extraEnv,
+    extraEnv: { ...settings, ...extraEnv },
   });
   try {
     return await run({ ...target, origin: server.origin });
@@ -248,7 +158,9 @@ try {
     PUBLIC_BASE_URL: 'http://127.0.0.1:4000',
   };
   const target = { orderPath: `/api/v1/orders/${order.ulid}`, token };
-  log(`database: ${db.kind}, ${SPEC.products} products, ${SPEC.orders} orders`);
+  log(
+    `database: ${db.kind}, ${SPEC.products} products, ${SPEC.orders} orders; settings ${JSON.stringify(settings)}`,
+  );
 
   if (!args.only || args.only === 'attacks') {
     await withServer(env, {}, target, async (t) => {

@@ -95,9 +95,11 @@ export function createApp(deps: AppDependencies): App {
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
   // Admission control: lookups by key get their own lane, so scans cannot starve an order or a node.
   const { timeoutMs, admission } = config.mongo;
+  // Calls should finish within half the deadline; slower ones mean too many run at once.
+  const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, slowMs: timeoutMs / 2 };
   const lanes = {
-    lookup: createLane('lookup', { ...admission, maxWaitMs: QUEUE_WAIT_MS }),
-    scan: createLane('scan', { ...admission, maxWaitMs: QUEUE_WAIT_MS }),
+    lookup: createLane('lookup', limits),
+    scan: createLane('scan', limits),
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
   const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };

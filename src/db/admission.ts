@@ -1,9 +1,12 @@
 /** How many database calls of one lane run at once, and how many may wait for a turn. */
 export interface LaneLimits {
+  /** The most at once; fewer while calls are slow (see createLane). */
   concurrency: number;
   queue: number;
   /** Longest a call waits for its turn before it is refused (the queue is short, so rarely). */
   maxWaitMs: number;
+  /** A call slower than this means the database is saturated: the lane halves its concurrency. */
+  slowMs: number;
 }
 
 /** Refused for want of capacity: answered 503 with Retry-After at once, never after a long wait. */
@@ -21,19 +24,35 @@ interface Waiter {
 /**
  * A semaphore with a short FIFO queue. Past the queue, or after `maxWaitMs` in it, a call is
  * refused with DatabaseBusyError; a call whose request was abandoned leaves the queue at once.
+ *
+ * How many run at once adapts (additive increase, multiplicative decrease): a call slower than
+ * `slowMs` halves the limit (once per `slowMs`), a fast one raises it by 1/limit up to
+ * `concurrency`. More concurrent scans than the database can serve only make each slower, until
+ * all of them miss the deadline and nothing at all succeeds.
  */
-export function createLane(name: string, { concurrency, queue, maxWaitMs }: LaneLimits) {
+export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs }: LaneLimits) {
   let running = 0;
+  let limit = concurrency;
+  let lastDecrease = -Infinity;
   const waiting: Waiter[] = [];
+
+  const adapt = (ms: number, ok: boolean) => {
+    const now = performance.now();
+    if (ms >= slowMs) {
+      if (now - lastDecrease < slowMs) return;
+      lastDecrease = now;
+      limit = Math.max(1, limit / 2);
+    } else if (ok && ms < slowMs / 2) limit = Math.min(concurrency, limit + 1 / limit);
+  };
 
   const next = () => {
     running--;
-    waiting.shift()?.start();
+    while (running < Math.floor(limit) && waiting.length > 0) waiting.shift()?.start();
   };
 
   function turn(signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (running < concurrency) {
+    if (running < Math.floor(limit)) {
       running++;
       return Promise.resolve();
     }
@@ -66,14 +85,19 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs }: Lane
   return {
     async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       await turn(signal);
+      const started = performance.now();
+      let ok = false;
       try {
-        return await work();
+        const result = await work();
+        ok = true;
+        return result;
       } finally {
+        adapt(performance.now() - started, ok);
         next();
       }
     },
-    /** For tests and metrics: calls running and waiting now. */
-    load: () => ({ running, waiting: waiting.length }),
+    /** For tests and metrics: calls running and waiting now, and how many may run. */
+    load: () => ({ running, waiting: waiting.length, limit: Math.floor(limit) }),
   };
 }
 
