@@ -6,8 +6,8 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
-import { createLane } from './db/admission';
-import { guardRepository } from './db/deadline';
+import { createLane, DatabaseBusyError } from './db/admission';
+import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
@@ -158,7 +158,10 @@ export function createApp(deps: AppDependencies): App {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
       info: (...args) => logger.info(args.map(String).join(' ')),
       warn: (...args) => logger.warn(args.map(String).join(' ')),
-      error: (...args) => logger.error({ err: args[0] }, 'graphql server error'),
+      // A refused or abandoned database call is the admission control working, not a failure:
+      // one line each would let an overload write the log as fast as it is refused.
+      error: (...args) =>
+        isAdmissionOutcome(args[0]) ? undefined : logger.error({ err: args[0] }, 'graphql server error'),
     },
     maskedErrors: {
       // Never expose internals, not even in development; a lost database is a retryable 503.
@@ -232,6 +235,11 @@ export function createApp(deps: AppDependencies): App {
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
+}
+
+function isAdmissionOutcome(error: unknown): boolean {
+  const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
+  return original instanceof DatabaseBusyError || original instanceof RequestAbandonedError;
 }
 
 function operationCount(document: DocumentNode): number {
