@@ -19,6 +19,21 @@ export class DatabaseBusyError extends Error {
 
 interface Waiter {
   start: () => void;
+  request?: object;
+}
+
+/** Requests with a call admitted already (keyed by their abort signal, so they go with them). */
+const begun = new WeakSet<object>();
+
+export interface Admission {
+  /** Leaves the queue when aborted. */
+  signal?: AbortSignal;
+  /**
+   * The request this call is for. Calls of a request that has had one admitted go first and are
+   * queued even past `queue`: work that has begun is finished before new work starts, else
+   * every request could get half of what it needs and none finish.
+   */
+  request?: object;
 }
 
 /**
@@ -47,16 +62,21 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs
 
   const next = () => {
     running--;
-    while (running < Math.floor(limit) && waiting.length > 0) waiting.shift()?.start();
+    while (running < Math.floor(limit) && waiting.length > 0) {
+      const index = waiting.findIndex((waiter) => waiter.request !== undefined && begun.has(waiter.request));
+      waiting.splice(Math.max(index, 0), 1)[0]?.start();
+    }
   };
 
-  function turn(signal: AbortSignal | undefined): Promise<void> {
+  function turn({ signal, request }: Admission): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (running < Math.floor(limit)) {
       running++;
+      if (request) begun.add(request);
       return Promise.resolve();
     }
-    if (waiting.length >= queue) return Promise.reject(new DatabaseBusyError(name));
+    if (waiting.length >= queue && !(request && begun.has(request)))
+      return Promise.reject(new DatabaseBusyError(name));
     return new Promise<void>((resolve, reject) => {
       const leave = (error: unknown) => {
         const index = waiting.indexOf(waiter);
@@ -74,8 +94,10 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs
         start: () => {
           cleanUp();
           running++;
+          if (request) begun.add(request);
           resolve();
         },
+        request,
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       waiting.push(waiter);
@@ -83,8 +105,8 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs
   }
 
   return {
-    async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-      await turn(signal);
+    async run<T>(work: () => Promise<T>, admission: Admission = {}): Promise<T> {
+      await turn(admission);
       const started = performance.now();
       let ok = false;
       try {

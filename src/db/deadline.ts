@@ -72,12 +72,15 @@ export function guardRepository<T extends AsyncMethods>(
           signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
         );
         // Settles when the driver lets go, which is when the lane's slot is freed.
-        const admitted = lane.run(() => {
-          timer = setTimeout(() => controller.abort(new DatabaseTimeoutError(query, timeoutMs)), timeoutMs);
-          const positional = args.slice(0, arity);
-          positional.length = arity;
-          return call(...positional, { signal } satisfies CallOptions);
-        }, signal);
+        const admitted = lane.run(
+          () => {
+            timer = setTimeout(() => controller.abort(new DatabaseTimeoutError(query, timeoutMs)), timeoutMs);
+            const positional = args.slice(0, arity);
+            positional.length = arity;
+            return call(...positional, { signal } satisfies CallOptions);
+          },
+          { signal, request: requestSignal },
+        );
         // Whichever loses the race below fails unobserved: nobody waits for it any more.
         admitted.catch(() => undefined);
         stopped.catch(() => undefined);

@@ -44,7 +44,7 @@ describe('an admission lane', () => {
     const running = lane.run(() => busy.done);
     const waited = lane.run(async () => 'late');
     const controller = new AbortController();
-    const abandoned = lane.run(async () => 'ran', controller.signal);
+    const abandoned = lane.run(async () => 'ran', { signal: controller.signal });
     controller.abort(new Error('client gone'));
     await expect(abandoned).rejects.toThrow('client gone');
     expect(lane.load().waiting).toBe(1);
@@ -67,5 +67,19 @@ describe('an admission lane', () => {
     expect(lane.load().limit).toBe(4);
     for (let call = 0; call < 40; call++) await lane.run(async () => undefined);
     expect(lane.load().limit).toBe(8);
+  });
+
+  it('lets calls of a request that has begun go first, even past a full queue', async () => {
+    const lane = createLane('scan', { concurrency: 1, queue: 1, maxWaitMs: 10_000, slowMs: 10_000 });
+    const begun = {};
+    const first = pending();
+    const order: string[] = [];
+    const running = lane.run(() => first.done, { request: begun });
+    const fresh = lane.run(async () => order.push('new request'), { request: {} });
+    const second = lane.run(async () => order.push('begun request'), { request: begun });
+    await expect(lane.run(async () => 'never', { request: {} })).rejects.toBeInstanceOf(DatabaseBusyError);
+    first.finish();
+    await Promise.all([running, fresh, second]);
+    expect(order).toEqual(['begun request', 'new request']);
   });
 });
