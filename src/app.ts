@@ -96,7 +96,13 @@ export function createApp(deps: AppDependencies): App {
   // Admission control: lookups by key get their own lane, so scans cannot starve an order or a node.
   const { timeoutMs, admission } = config.mongo;
   // Calls should finish within half the deadline; slower ones mean too many run at once.
-  const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, slowMs: timeoutMs / 2 };
+  // A request that has begun may wait as long as one call may take.
+  const limits = {
+    ...admission,
+    maxWaitMs: QUEUE_WAIT_MS,
+    begunMaxWaitMs: timeoutMs,
+    slowMs: timeoutMs / 2,
+  };
   const lanes = {
     lookup: createLane('lookup', limits),
     scan: createLane('scan', limits),

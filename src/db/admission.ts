@@ -5,6 +5,8 @@ export interface LaneLimits {
   queue: number;
   /** Longest a call waits for its turn before it is refused (the queue is short, so rarely). */
   maxWaitMs: number;
+  /** The same for a call of a request that has begun (see Admission.request). */
+  begunMaxWaitMs: number;
   /** A call slower than this means the database is saturated: the lane halves its concurrency. */
   slowMs: number;
 }
@@ -45,7 +47,10 @@ export interface Admission {
  * `concurrency`. More concurrent scans than the database can serve only make each slower, until
  * all of them miss the deadline and nothing at all succeeds.
  */
-export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs }: LaneLimits) {
+export function createLane(
+  name: string,
+  { concurrency, queue, maxWaitMs, begunMaxWaitMs, slowMs }: LaneLimits,
+) {
   let running = 0;
   let limit = concurrency;
   let lastDecrease = -Infinity;
@@ -75,8 +80,8 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs
       if (request) begun.add(request);
       return Promise.resolve();
     }
-    if (waiting.length >= queue && !(request && begun.has(request)))
-      return Promise.reject(new DatabaseBusyError(name));
+    const hasBegun = request !== undefined && begun.has(request);
+    if (waiting.length >= queue && !hasBegun) return Promise.reject(new DatabaseBusyError(name));
     return new Promise<void>((resolve, reject) => {
       const leave = (error: unknown) => {
         const index = waiting.indexOf(waiter);
@@ -85,7 +90,10 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, slowMs
         reject(error);
       };
       const onAbort = () => leave(signal?.reason);
-      const timer = setTimeout(() => leave(new DatabaseBusyError(name)), maxWaitMs);
+      const timer = setTimeout(
+        () => leave(new DatabaseBusyError(name)),
+        hasBegun ? begunMaxWaitMs : maxWaitMs,
+      );
       const cleanUp = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);

@@ -10,7 +10,13 @@ function pending() {
 
 describe('an admission lane', () => {
   it('runs `concurrency` calls at once, queues `queue` more, and refuses the next at once', async () => {
-    const lane = createLane('scan', { concurrency: 2, queue: 1, maxWaitMs: 10_000, slowMs: 10_000 });
+    const lane = createLane('scan', {
+      concurrency: 2,
+      queue: 1,
+      maxWaitMs: 10_000,
+      begunMaxWaitMs: 10_000,
+      slowMs: 10_000,
+    });
     const calls = [pending(), pending(), pending()];
     const started: number[] = [];
     const runs = calls.map((call, index) =>
@@ -39,7 +45,13 @@ describe('an admission lane', () => {
   });
 
   it('refuses a call that waited maxWaitMs, and drops one whose request was abandoned', async () => {
-    const lane = createLane('scan', { concurrency: 1, queue: 5, maxWaitMs: 100, slowMs: 10_000 });
+    const lane = createLane('scan', {
+      concurrency: 1,
+      queue: 5,
+      maxWaitMs: 100,
+      begunMaxWaitMs: 100,
+      slowMs: 10_000,
+    });
     const busy = pending();
     const running = lane.run(() => busy.done);
     const waited = lane.run(async () => 'late');
@@ -55,13 +67,25 @@ describe('an admission lane', () => {
   });
 
   it('frees the slot of a call that failed', async () => {
-    const lane = createLane('scan', { concurrency: 1, queue: 0, maxWaitMs: 100, slowMs: 10_000 });
+    const lane = createLane('scan', {
+      concurrency: 1,
+      queue: 0,
+      maxWaitMs: 100,
+      begunMaxWaitMs: 100,
+      slowMs: 10_000,
+    });
     await expect(lane.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await lane.run(async () => 'next')).toBe('next');
   });
 
   it('halves how many run at once when calls are slow, and grows back when they are fast', async () => {
-    const lane = createLane('scan', { concurrency: 8, queue: 0, maxWaitMs: 100, slowMs: 30 });
+    const lane = createLane('scan', {
+      concurrency: 8,
+      queue: 0,
+      maxWaitMs: 100,
+      begunMaxWaitMs: 100,
+      slowMs: 30,
+    });
     const slow = () => new Promise((resolve) => setTimeout(resolve, 40));
     await Promise.all(Array.from({ length: 8 }, () => lane.run(slow)));
     expect(lane.load().limit).toBe(4);
@@ -70,7 +94,13 @@ describe('an admission lane', () => {
   });
 
   it('lets calls of a request that has begun go first, even past a full queue', async () => {
-    const lane = createLane('scan', { concurrency: 1, queue: 1, maxWaitMs: 10_000, slowMs: 10_000 });
+    const lane = createLane('scan', {
+      concurrency: 1,
+      queue: 1,
+      maxWaitMs: 10_000,
+      begunMaxWaitMs: 10_000,
+      slowMs: 10_000,
+    });
     const begun = {};
     const first = pending();
     const order: string[] = [];
