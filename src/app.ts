@@ -77,7 +77,7 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
 /** Repository methods that read a few documents by an indexed key: the lookup lane. */
 const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
-/** Longest a query waits in its lane's queue before the answer is 503 (the queue is short). */
+/** A new request whose query would wait longer than this for its lane is answered 503 at once. */
 const QUEUE_WAIT_MS = 1_000;
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
@@ -96,13 +96,7 @@ export function createApp(deps: AppDependencies): App {
   // Admission control: lookups by key get their own lane, so scans cannot starve an order or a node.
   const { timeoutMs, admission } = config.mongo;
   // Calls should finish within half the deadline; slower ones mean too many run at once.
-  // A request that has begun may wait as long as one call may take.
-  const limits = {
-    ...admission,
-    maxWaitMs: QUEUE_WAIT_MS,
-    begunMaxWaitMs: timeoutMs,
-    slowMs: timeoutMs / 2,
-  };
+  const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, giveUpMs: timeoutMs, slowMs: timeoutMs / 2 };
   const lanes = {
     lookup: createLane('lookup', limits),
     scan: createLane('scan', limits),

@@ -90,7 +90,7 @@ const envSchema = z.object({
   MONGODB_MAX_POOL_SIZE: wholeNumber(1, 1000).default(20),
   MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
   MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(4),
-  MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(16),
+  MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(128),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),
@@ -261,10 +261,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
     problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
   }
-  // Both lanes full must leave connections for the readiness ping and the change stream.
-  if (2 * values.MONGODB_MAX_CONCURRENT_QUERIES >= values.MONGODB_MAX_POOL_SIZE) {
-    problems.push('MONGODB_MAX_CONCURRENT_QUERIES: twice it (two lanes) must be below MONGODB_MAX_POOL_SIZE');
-  }
   if (values.NODE_ENV === 'production' && !values.MONGODB_URI) {
     problems.push(
       'MONGODB_URI: required when NODE_ENV=production (the embedded database is for development)',
@@ -315,7 +311,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
       timeoutMs: values.MONGODB_TIMEOUT_MS,
       admission: Object.freeze({
-        concurrency: values.MONGODB_MAX_CONCURRENT_QUERIES,
+        // Both lanes full still leave a connection for the readiness ping and the change stream.
+        concurrency: Math.max(
+          1,
+          Math.min(values.MONGODB_MAX_CONCURRENT_QUERIES, Math.floor((values.MONGODB_MAX_POOL_SIZE - 1) / 2)),
+        ),
         queue: values.MONGODB_MAX_QUEUED_QUERIES,
       }),
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',

@@ -3,10 +3,13 @@ export interface LaneLimits {
   /** The most at once; fewer while calls are slow (see createLane). */
   concurrency: number;
   queue: number;
-  /** Longest a call waits for its turn before it is refused (the queue is short, so rarely). */
+  /**
+   * A new request's call is refused at once when its expected wait (calls ahead of it × the
+   * recent call duration / the limit) is longer: a short queue in time, not only in count.
+   */
   maxWaitMs: number;
-  /** The same for a call of a request that has begun (see Admission.request). */
-  begunMaxWaitMs: number;
+  /** No call waits longer than this for its turn, a begun request's included. */
+  giveUpMs: number;
   /** A call slower than this means the database is saturated: the lane halves its concurrency. */
   slowMs: number;
 }
@@ -39,24 +42,25 @@ export interface Admission {
 }
 
 /**
- * A semaphore with a short FIFO queue. Past the queue, or after `maxWaitMs` in it, a call is
- * refused with DatabaseBusyError; a call whose request was abandoned leaves the queue at once.
+ * A semaphore with a short FIFO queue. Past the queue, or when the wait it would have is longer
+ * than `maxWaitMs`, a call is refused with DatabaseBusyError at once; a call whose request was
+ * abandoned leaves the queue at once.
  *
  * How many run at once adapts (additive increase, multiplicative decrease): a call slower than
  * `slowMs` halves the limit (once per `slowMs`), a fast one raises it by 1/limit up to
  * `concurrency`. More concurrent scans than the database can serve only make each slower, until
  * all of them miss the deadline and nothing at all succeeds.
  */
-export function createLane(
-  name: string,
-  { concurrency, queue, maxWaitMs, begunMaxWaitMs, slowMs }: LaneLimits,
-) {
+export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUpMs, slowMs }: LaneLimits) {
   let running = 0;
   let limit = concurrency;
   let lastDecrease = -Infinity;
+  /** Moving average of how long a call takes, for the expected wait. */
+  let callMs = 0;
   const waiting: Waiter[] = [];
 
   const adapt = (ms: number, ok: boolean) => {
+    callMs = callMs === 0 ? ms : callMs + (ms - callMs) / 5;
     const now = performance.now();
     if (ms >= slowMs) {
       if (now - lastDecrease < slowMs) return;
@@ -81,7 +85,9 @@ export function createLane(
       return Promise.resolve();
     }
     const hasBegun = request !== undefined && begun.has(request);
-    if (waiting.length >= queue && !hasBegun) return Promise.reject(new DatabaseBusyError(name));
+    const expectedWaitMs = ((waiting.length + 1) * callMs) / Math.floor(limit);
+    if (!hasBegun && (waiting.length >= queue || expectedWaitMs > maxWaitMs))
+      return Promise.reject(new DatabaseBusyError(name));
     return new Promise<void>((resolve, reject) => {
       const leave = (error: unknown) => {
         const index = waiting.indexOf(waiter);
@@ -90,10 +96,7 @@ export function createLane(
         reject(error);
       };
       const onAbort = () => leave(signal?.reason);
-      const timer = setTimeout(
-        () => leave(new DatabaseBusyError(name)),
-        hasBegun ? begunMaxWaitMs : maxWaitMs,
-      );
+      const timer = setTimeout(() => leave(new DatabaseBusyError(name)), giveUpMs);
       const cleanUp = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);

@@ -14,7 +14,7 @@ describe('an admission lane', () => {
       concurrency: 2,
       queue: 1,
       maxWaitMs: 10_000,
-      begunMaxWaitMs: 10_000,
+      giveUpMs: 10_000,
       slowMs: 10_000,
     });
     const calls = [pending(), pending(), pending()];
@@ -44,12 +44,12 @@ describe('an admission lane', () => {
     expect(lane.load()).toMatchObject({ running: 0, waiting: 0 });
   });
 
-  it('refuses a call that waited maxWaitMs, and drops one whose request was abandoned', async () => {
+  it('refuses a call that waited giveUpMs, and drops one whose request was abandoned', async () => {
     const lane = createLane('scan', {
       concurrency: 1,
       queue: 5,
       maxWaitMs: 100,
-      begunMaxWaitMs: 100,
+      giveUpMs: 100,
       slowMs: 10_000,
     });
     const busy = pending();
@@ -71,7 +71,7 @@ describe('an admission lane', () => {
       concurrency: 1,
       queue: 0,
       maxWaitMs: 100,
-      begunMaxWaitMs: 100,
+      giveUpMs: 100,
       slowMs: 10_000,
     });
     await expect(lane.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
@@ -83,7 +83,7 @@ describe('an admission lane', () => {
       concurrency: 8,
       queue: 0,
       maxWaitMs: 100,
-      begunMaxWaitMs: 100,
+      giveUpMs: 100,
       slowMs: 30,
     });
     const slow = () => new Promise((resolve) => setTimeout(resolve, 40));
@@ -98,7 +98,7 @@ describe('an admission lane', () => {
       concurrency: 1,
       queue: 1,
       maxWaitMs: 10_000,
-      begunMaxWaitMs: 10_000,
+      giveUpMs: 10_000,
       slowMs: 10_000,
     });
     const begun = {};
@@ -111,5 +111,21 @@ describe('an admission lane', () => {
     first.finish();
     await Promise.all([running, fresh, second]);
     expect(order).toEqual(['begun request', 'new request']);
+  });
+
+  it('refuses a new request at once when its expected wait is longer than maxWaitMs', async () => {
+    const lane = createLane('scan', {
+      concurrency: 1,
+      queue: 100,
+      maxWaitMs: 50,
+      giveUpMs: 10_000,
+      slowMs: 10_000,
+    });
+    await lane.run(() => new Promise((resolve) => setTimeout(resolve, 80)));
+    const busy = pending();
+    const running = lane.run(() => busy.done);
+    await expect(lane.run(async () => 'never')).rejects.toBeInstanceOf(DatabaseBusyError);
+    busy.finish();
+    await running;
   });
 });
