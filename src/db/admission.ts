@@ -55,12 +55,15 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUp
   let running = 0;
   let limit = concurrency;
   let lastDecrease = -Infinity;
-  /** Moving average of how long a call takes, for the expected wait. */
+  /**
+   * Moving average of how long a call takes, for the expected wait; from 0, so the slow first
+   * calls of a cold start (connections being opened) do not refuse the burst that follows.
+   */
   let callMs = 0;
   const waiting: Waiter[] = [];
 
   const adapt = (ms: number, ok: boolean) => {
-    callMs = callMs === 0 ? ms : callMs + (ms - callMs) / 5;
+    callMs += (ms - callMs) / 5;
     const now = performance.now();
     if (ms >= slowMs) {
       if (now - lastDecrease < slowMs) return;
