@@ -117,7 +117,7 @@ describe('an admission lane', () => {
     const lane = createLane('scan', {
       concurrency: 1,
       queue: 100,
-      maxWaitMs: 50,
+      maxWaitMs: 10,
       giveUpMs: 10_000,
       slowMs: 10_000,
     });
