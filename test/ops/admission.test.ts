@@ -76,24 +76,23 @@ describe('under a sustained load of expensive searches', () => {
         if (response.status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
       }
     });
-    const cheap: { order: number; ready: number; ms: number }[] = [];
+    const cheap: { order: number; ready: number }[] = [];
     const probes = (async () => {
       while (performance.now() < until) {
-        const started = performance.now();
         const [order, ready] = await Promise.all([
           server.request(target.orderPath, { headers: bearer(target.token) }),
           server.request('/readyz'),
         ]);
         await Promise.all([order.arrayBuffer(), ready.arrayBuffer()]);
-        cheap.push({ order: order.status, ready: ready.status, ms: performance.now() - started });
+        cheap.push({ order: order.status, ready: ready.status });
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     })();
     await Promise.all([...load, probes]);
     expect(searches.other).toBe(0);
     expect(searches.ok).toBeGreaterThan(0);
+    // A lookup past MONGODB_TIMEOUT_MS, or a ping past /readyz's 1 s, would not be a 200.
     expect(cheap.filter((probe) => probe.order !== 200 || probe.ready !== 200)).toEqual([]);
-    expect(Math.max(...cheap.map((probe) => probe.ms))).toBeLessThan(1_500);
   });
 });
 
