@@ -89,7 +89,7 @@ const envSchema = z.object({
   SEED_FIXTURES: z.enum(['true', 'false']).optional(),
   MONGODB_MAX_POOL_SIZE: wholeNumber(1, 1000).default(20),
   MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
-  MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(4),
+  MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(8),
   MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(128),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
