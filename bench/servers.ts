@@ -101,7 +101,14 @@ process.once('exit', () => {
 /** Starts one server; `nodeFlags` go before the entry (e.g. --cpu-prof). */
 export async function startServerProcess(
   id: ServerId,
-  options: { env: SharedServerEnv; logDir: string; nodeFlags?: string[]; startTimeoutMs?: number },
+  options: {
+    env: SharedServerEnv;
+    logDir: string;
+    nodeFlags?: string[];
+    startTimeoutMs?: number;
+    /** Settings of this run only (bench/attacks.ts: a short cache TTL), applied last. */
+    extraEnv?: Record<string, string>;
+  },
 ): Promise<ServerProcess> {
   const port = await freeLoopbackPort();
   const origin = `http://127.0.0.1:${port}`;
@@ -132,6 +139,7 @@ export async function startServerProcess(
         RATE_LIMIT_COST_PER_MINUTE: '0',
         DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
         ...EXTRA_ENV[id],
+        ...options.extraEnv,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     },

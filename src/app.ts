@@ -6,8 +6,8 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
-import { withDeadline } from './db/deadline';
-import { instrumented, type AsyncMethods } from './db/instrumented';
+import { createLane, DatabaseBusyError } from './db/admission';
+import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
@@ -75,13 +75,16 @@ export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 
 
 export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
+/** Repository methods that read a few documents by an indexed key: the lookup lane. */
+const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
+/** A new request whose query would wait longer than this for its lane is answered 503 at once. */
+const QUEUE_WAIT_MS = 1_000;
+
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
   const metrics = config.metrics ? createMetrics() : undefined;
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
-  const timed = <T extends AsyncMethods>(name: string, repository: T): T =>
-    metrics ? instrumented(name, repository, metrics.observeQuery) : repository;
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>
     redis
@@ -90,23 +93,23 @@ export function createApp(deps: AppDependencies): App {
   const cacheOn = config.responseCacheTtlMs > 0;
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
+  // Admission control: lookups by key get their own lane, so scans cannot starve an order or a node.
+  const { timeoutMs, admission } = config.mongo;
+  // Calls should finish within half the deadline; slower ones mean too many run at once.
+  const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, giveUpMs: timeoutMs, slowMs: timeoutMs / 2 };
+  const lanes = {
+    lookup: createLane('lookup', limits),
+    scan: createLane('scan', limits),
+  };
+  const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
+  const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };
   const contextDeps = {
-    products: timed(
+    products: guardRepository(
       'products',
-      withDeadline(
-        'products',
-        createProductRepository(database.db, { maxTimeMS: config.mongo.timeoutMs }),
-        config.mongo.timeoutMs,
-      ),
+      createProductRepository(database.db, { maxTimeMS: timeoutMs }),
+      guard,
     ),
-    orders: timed(
-      'orders',
-      withDeadline(
-        'orders',
-        createOrderRepository(database.db, { maxTimeMS: config.mongo.timeoutMs }),
-        config.mongo.timeoutMs,
-      ),
-    ),
+    orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),
     resolveViewer,
     storeLocale: config.storeLocale,
   };
@@ -155,7 +158,10 @@ export function createApp(deps: AppDependencies): App {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
       info: (...args) => logger.info(args.map(String).join(' ')),
       warn: (...args) => logger.warn(args.map(String).join(' ')),
-      error: (...args) => logger.error({ err: args[0] }, 'graphql server error'),
+      // A refused or abandoned database call is the admission control working, not a failure:
+      // one line each would let an overload write the log as fast as it is refused.
+      error: (...args) =>
+        isAdmissionOutcome(args[0]) ? undefined : logger.error({ err: args[0] }, 'graphql server error'),
     },
     maskedErrors: {
       // Never expose internals, not even in development; a lost database is a retryable 503.
@@ -229,6 +235,11 @@ export function createApp(deps: AppDependencies): App {
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
+}
+
+function isAdmissionOutcome(error: unknown): boolean {
+  const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
+  return original instanceof DatabaseBusyError || original instanceof RequestAbandonedError;
 }
 
 function operationCount(document: DocumentNode): number {

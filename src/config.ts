@@ -89,6 +89,8 @@ const envSchema = z.object({
   SEED_FIXTURES: z.enum(['true', 'false']).optional(),
   MONGODB_MAX_POOL_SIZE: wholeNumber(1, 1000).default(20),
   MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
+  MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(8),
+  MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(128),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),
@@ -143,6 +145,11 @@ export interface Config {
     maxPoolSize: number;
     /** How long an operation waits for a reachable server before the APIs answer 503. */
     timeoutMs: number;
+    /**
+     * Admission control, per lane (cheap lookups by key; everything else): queries running at
+     * once, and queries waiting for a turn. Past both the APIs answer 503 at once.
+     */
+    admission: { concurrency: number; queue: number };
     /** The driver's command events, for debugging and round-trip tests; costly. */
     monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
@@ -303,6 +310,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       dbName: values.MONGODB_DB,
       maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
       timeoutMs: values.MONGODB_TIMEOUT_MS,
+      admission: Object.freeze({
+        // Both lanes full still leave a connection for the readiness ping and the change stream.
+        concurrency: Math.max(
+          1,
+          Math.min(values.MONGODB_MAX_CONCURRENT_QUERIES, Math.floor((values.MONGODB_MAX_POOL_SIZE - 1) / 2)),
+        ),
+        queue: values.MONGODB_MAX_QUEUED_QUERIES,
+      }),
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,
     }),

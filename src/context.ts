@@ -25,8 +25,9 @@ export function isRestExecution(context: unknown): boolean {
 }
 
 export interface ContextDependencies {
-  products: ProductRepository;
-  orders: OrderRepository;
+  /** The repositories bound to one request: its database work is dropped when its client leaves. */
+  products: (signal?: AbortSignal) => ProductRepository;
+  orders: (signal?: AbortSignal) => OrderRepository;
   resolveViewer: ViewerResolver;
   storeLocale: string;
 }
@@ -36,8 +37,8 @@ export function createContext(request: Request, deps: ContextDependencies): AppC
   return {
     viewer: () => (viewer ??= deps.resolveViewer(request.headers.get('authorization'))),
     viewerConsulted: () => viewer !== undefined,
-    products: deps.products,
-    orders: deps.orders,
+    products: deps.products(request.signal),
+    orders: deps.orders(request.signal),
     storeLocale: deps.storeLocale,
   };
 }

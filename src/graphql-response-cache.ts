@@ -37,9 +37,10 @@ export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions
   // Keys the bytes path already looked up and missed for a request: envelop's lookup of the same
   // key would be a second store round trip for nothing (every uncacheable order query).
   const missed = new WeakMap<Request, string>();
+  const flights = createResultFlights();
   return [
     ...(answerStoredBytes
-      ? [storedBytesPlugin({ store, publicCacheControl, missed, onHit: () => onLookup('hit') })]
+      ? [storedBytesPlugin({ store, publicCacheControl, missed, flights, onHit: () => onLookup('hit') })]
       : []),
     useHttpCaching({ publicCacheControl }),
     useResponseCache({
@@ -55,10 +56,15 @@ export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions
         ),
       enabled: (context) => !skip(context),
       cache: (context) =>
-        storedResultCache(store, onLookup, (key) => {
-          const request = (context as { request?: Request }).request;
-          return request !== undefined && missed.get(request) === key;
-        }),
+        storedResultCache(
+          store,
+          onLookup,
+          (key) => {
+            const request = (context as { request?: Request }).request;
+            return request !== undefined && missed.get(request) === key;
+          },
+          flights.stored,
+        ),
       ttl: ttlMs,
       // Type names are schema coordinates too: nothing holding an order is ever stored.
       ttlPerSchemaCoordinate: { Order: 0, OrderItem: 0 },
@@ -86,6 +92,7 @@ function storedResultCache(
   store: ResponseStore,
   onLookup: (result: 'hit' | 'miss') => void,
   knownMiss: (key: string) => boolean,
+  onStored: (key: string, json: string) => void,
 ): Cache {
   return {
     async get(key) {
@@ -95,10 +102,71 @@ function storedResultCache(
     },
     set(key, result, entities, ttl) {
       const tags = [...new Set([...entities].flatMap(tagOf))];
-      void store.set(key, JSON.stringify(result), ttl, tags);
+      const json = JSON.stringify(result);
+      onStored(key, json);
+      void store.set(key, json, ttl, tags);
     },
     invalidate: () => undefined,
   };
+}
+
+/** What the first of concurrent misses of one key ended with, told to the others waiting. */
+type FlightOutcome = { stored: string } | 'uncacheable' | 'abandoned';
+
+/**
+ * Single flight for stored results: the first request that misses a key runs it; the others
+ * that miss the same key meanwhile wait for it, and answer its stored result as a hit. A result
+ * that is not stored (errors, or it consulted the viewer) lets them run on their own, at once;
+ * one whose client left hands the run to the next of them. Only keys in flight are held.
+ */
+function createResultFlights() {
+  interface Flight {
+    key: string;
+    done: Promise<FlightOutcome>;
+    settle: (outcome: FlightOutcome) => void;
+  }
+  const flights = new Map<string, Flight>();
+  const leaders = new WeakMap<Request, Flight>();
+  const settle = (flight: Flight | undefined, outcome: FlightOutcome) => {
+    if (!flight || flights.get(flight.key) !== flight) return;
+    flights.delete(flight.key);
+    flight.settle(outcome);
+  };
+  return {
+    /** Leads a new flight for `key` (undefined), or the one in flight to wait for. */
+    join(key: string, request: Request): Promise<FlightOutcome> | undefined {
+      const inFlight = flights.get(key);
+      if (inFlight) return inFlight.done;
+      let resolve!: (outcome: FlightOutcome) => void;
+      const done = new Promise<FlightOutcome>((settled) => (resolve = settled));
+      const flight: Flight = { key, done, settle: resolve };
+      flights.set(key, flight);
+      leaders.set(request, flight);
+      // A response abandoned half-way may never reach onResponse.
+      request.signal.addEventListener('abort', () => settle(flight, 'abandoned'), { once: true });
+      return undefined;
+    },
+    stored: (key: string, json: string) => settle(flights.get(key), { stored: json }),
+    /** The leader's response is done: whatever was not stored by now never will be. */
+    finished(request: Request) {
+      settle(leaders.get(request), request.signal.aborted ? 'abandoned' : 'uncacheable');
+    },
+  };
+}
+
+type ResultFlights = ReturnType<typeof createResultFlights>;
+
+/** What a waiting request does: the flight's outcome, or (its client gone) run, to be dropped. */
+function outcomeFor(flight: Promise<FlightOutcome>, signal: AbortSignal): Promise<FlightOutcome> {
+  if (signal.aborted) return Promise.resolve('uncacheable');
+  return new Promise<FlightOutcome>((resolve) => {
+    const onAbort = () => resolve('uncacheable');
+    signal.addEventListener('abort', onAbort, { once: true });
+    void flight.then((outcome) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    });
+  });
 }
 
 /** The store key of a request's result: its document text, operation name and variables as sent. */
@@ -125,11 +193,13 @@ function storedBytesPlugin({
   store,
   publicCacheControl,
   missed,
+  flights,
   onHit,
 }: {
   store: ResponseStore;
   publicCacheControl: string;
   missed: WeakMap<Request, string>;
+  flights: ResultFlights;
   onHit: () => void;
 }): Plugin {
   // The stand-in result of a hit. Serialised by anyone else (a batch), it is the stored result.
@@ -139,16 +209,29 @@ function storedBytesPlugin({
     onParams({ params, request, setResult }) {
       if (!plainJsonRequest(request, params)) return;
       const key = resultKeyOf(params);
-      return store.get(key).then((stored) => {
-        if (stored === undefined) {
-          missed.set(request, key);
-          return;
-        }
+      const answer = (stored: string) => {
         onHit();
         const hit = { toJSON: () => JSON.parse(stored) as unknown };
         hits.set(hit, stored);
         setResult(hit as ExecutionResult);
-      });
+      };
+      const lookUp = async (): Promise<void> => {
+        const stored = await store.get(key);
+        if (stored !== undefined) return answer(stored);
+        const flight = flights.join(key, request);
+        if (!flight) {
+          missed.set(request, key);
+          return;
+        }
+        const outcome = await outcomeFor(flight, request.signal);
+        if (outcome === 'abandoned') return lookUp();
+        if (outcome === 'uncacheable') missed.set(request, key);
+        else answer(outcome.stored);
+      };
+      return lookUp();
+    },
+    onResponse({ request }) {
+      flights.finished(request);
     },
     onResultProcess({ request, result, setResultProcessor }) {
       const stored = !Array.isArray(result) && hits.get(result as object);

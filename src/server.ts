@@ -11,6 +11,7 @@ import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { guardRequests } from './http/node-guards';
+import { oneRequestPerConnection } from './http/one-request-per-connection';
 import type { Logger } from './logger';
 import { watchProductChanges } from './db/product-changes';
 import { connectRedis, type SharedRedis } from './store/redis';
@@ -131,7 +132,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
-      drain.wrap(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
+      drain.wrap(oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes }))),
     );
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -72,9 +72,11 @@ export async function setUpPeer(): Promise<PeerSetup> {
     dbName: env.dbName,
     maxPoolSize: env.maxPoolSize,
   });
+  const products = createProductRepository(database.db);
+  const orders = createOrderRepository(database.db);
   const deps: ContextDependencies = {
-    products: createProductRepository(database.db),
-    orders: createOrderRepository(database.db),
+    products: () => products,
+    orders: () => orders,
     resolveViewer: createViewerResolver({ algorithms: ['HS256'], secret: env.jwtSecret }),
     storeLocale: env.storeLocale,
   };

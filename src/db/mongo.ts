@@ -8,7 +8,8 @@ import {
   type Db,
   type IndexDescription,
 } from 'mongodb';
-import { DatabaseTimeoutError } from './deadline';
+import { DatabaseBusyError } from './admission';
+import { DatabaseTimeoutError, RequestAbandonedError } from './deadline';
 
 export interface MongoSettings {
   uri: string;
@@ -92,13 +93,16 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
 
 /**
  * Errors that mean "the database cannot be reached right now" (answered 503, retried by clients):
- * unreachable, hung past MONGODB_TIMEOUT_MS (network timeouts are MongoNetworkErrors), or the
- * client closed under a request at the end of a shutdown.
+ * unreachable, hung past MONGODB_TIMEOUT_MS (network timeouts are MongoNetworkErrors), the
+ * client closed under a request at the end of a shutdown, or no turn free in the admission lane.
+ * An abandoned request's calls fail too: answered the same (to nobody), never logged as a bug.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     error instanceof MongoServerSelectionError ||
     error instanceof DatabaseTimeoutError ||
+    error instanceof DatabaseBusyError ||
+    error instanceof RequestAbandonedError ||
     error instanceof MongoClientClosedError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoNotConnectedError ||

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
-import type { ReadLimits } from './deadline';
+import type { CallOptions, ReadLimits } from './deadline';
 import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
@@ -76,37 +76,42 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
 
   return {
     /** `ulid` must already be canonical (upper case). */
-    async findByUlid(ulid: string): Promise<OrderDoc | null> {
-      return orders.findOne({ ulid }, { projection: PROJECTION, ...reads });
+    async findByUlid(ulid: string, { signal }: CallOptions = {}): Promise<OrderDoc | null> {
+      return orders.findOne({ ulid }, { projection: PROJECTION, ...reads, signal });
     },
 
-    async findByIds(ids: readonly number[]): Promise<OrderDoc[]> {
-      return orders.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads }).toArray();
+    async findByIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<OrderDoc[]> {
+      return orders.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal }).toArray();
     },
 
-    async findByItemIds(itemIds: readonly number[]): Promise<OrderDoc[]> {
+    async findByItemIds(itemIds: readonly number[], { signal }: CallOptions = {}): Promise<OrderDoc[]> {
       return orders
-        .find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION, ...reads })
+        .find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION, ...reads, signal })
         .toArray();
     },
 
     /** Keyset paging on `ulid`: one `find` per page, items embedded, deep pages as cheap as the first. */
-    async findWindow(criteria: OrderCriteria, window: OrderWindow): Promise<OrderDoc[]> {
+    async findWindow(
+      criteria: OrderCriteria,
+      window: OrderWindow,
+      { signal }: CallOptions = {},
+    ): Promise<OrderDoc[]> {
       // One batch for the whole window (see the product repository's findWindow).
       return orders
-        .find(orderFilter(criteria, window), { projection: PROJECTION, ...reads })
+        .find(orderFilter(criteria, window), { projection: PROJECTION, ...reads, signal })
         .sort({ ulid: window.oldestFirst ? 1 : -1 })
         .limit(window.limit)
         .batchSize(window.limit)
         .toArray();
     },
 
-    async countMatching(criteria: OrderCriteria): Promise<number> {
+    async countMatching(criteria: OrderCriteria, { signal }: CallOptions = {}): Promise<number> {
       const filter = orderFilter(criteria);
       if (Object.keys(filter).length === 0) return orders.estimatedDocumentCount(reads);
-      return orders.countDocuments(filter, reads);
+      return orders.countDocuments(filter, { ...reads, signal });
     },
 
+    /** From collection metadata: instant, and the driver takes no signal for it. */
     async count(): Promise<number> {
       return orders.estimatedDocumentCount(reads);
     },

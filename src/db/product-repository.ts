@@ -1,6 +1,6 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Db, Filter } from 'mongodb';
-import type { ReadLimits } from './deadline';
+import type { CallOptions, ReadLimits } from './deadline';
 import type { ProductDoc } from './documents';
 
 export interface ProductCriteria {
@@ -63,11 +63,11 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
    * Grouped on (key, name) because FerretDB 1.24 implements only $count and $sum in $group; rows
    * whose names differ only in case (one key) are merged here, keeping the lowest name.
    */
-  async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
+  async function groupCounts(key: string, name: string, signal?: AbortSignal): Promise<GroupCount[]> {
     const rows = await products
       .aggregate<{ _id: { key: string; name: string }; productCount: number }>(
         [{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }],
-        reads,
+        { ...reads, signal },
       )
       .toArray();
     const byKey = new Map<string, GroupCount>();
@@ -85,15 +85,20 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   }
 
   return {
-    async count(criteria: ProductCriteria): Promise<number> {
+    async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       if (isUnfiltered(criteria)) return products.estimatedDocumentCount(reads);
-      return products.countDocuments(productFilter(criteria), reads);
+      return products.countDocuments(productFilter(criteria), { ...reads, signal });
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */
-    async findPage(criteria: ProductCriteria, skip: number, limit: number): Promise<ProductDoc[]> {
+    async findPage(
+      criteria: ProductCriteria,
+      skip: number,
+      limit: number,
+      { signal }: CallOptions = {},
+    ): Promise<ProductDoc[]> {
       return products
-        .find(productFilter(criteria), { projection: PROJECTION, ...reads })
+        .find(productFilter(criteria), { projection: PROJECTION, ...reads, signal })
         .sort(ID_ORDER)
         .skip(skip)
         .limit(limit)
@@ -101,7 +106,11 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     },
 
     /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
-    async findWindow(criteria: ProductCriteria, window: KeysetWindow): Promise<ProductDoc[]> {
+    async findWindow(
+      criteria: ProductCriteria,
+      window: KeysetWindow,
+      { signal }: CallOptions = {},
+    ): Promise<ProductDoc[]> {
       const idRange: { $gt?: number; $lt?: number } = {};
       if (window.afterId !== undefined) idRange.$gt = window.afterId;
       if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
@@ -112,7 +121,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
-        .find(filter, { projection: PROJECTION, ...reads })
+        .find(filter, { projection: PROJECTION, ...reads, signal })
         .sort({ id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .batchSize(window.limit)
@@ -123,21 +132,21 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
      * Grouped on category_key, the field `?category=` filters on, so each count is what that filter
      * reports. One aggregation; it reads the whole collection, so callers cache the result.
      */
-    async countByCategory(): Promise<GroupCount[]> {
-      return groupCounts('$category_key', '$category_name');
+    async countByCategory({ signal }: CallOptions = {}): Promise<GroupCount[]> {
+      return groupCounts('$category_key', '$category_name', signal);
     },
 
-    async countByBrand(): Promise<GroupCount[]> {
-      return groupCounts('$brand_id', '$brand_name');
+    async countByBrand({ signal }: CallOptions = {}): Promise<GroupCount[]> {
+      return groupCounts('$brand_id', '$brand_name', signal);
     },
 
-    async findByIds(ids: readonly number[]): Promise<ProductDoc[]> {
-      return products.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads }).toArray();
+    async findByIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<ProductDoc[]> {
+      return products.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal }).toArray();
     },
 
-    async findByVariantIds(ids: readonly number[]): Promise<ProductDoc[]> {
+    async findByVariantIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<ProductDoc[]> {
       return products
-        .find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION, ...reads })
+        .find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal })
         .toArray();
     },
 

@@ -3,11 +3,12 @@ import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { AppContext } from '../context';
 import type { Endpoint } from './endpoint';
 import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
-import type { PageCache } from './page-cache';
+import type { CachedBody, PageCache } from './page-cache';
 import { etagOf, productTagsOf } from './page-cache';
 import { parseQuery, readQuery } from './query';
 import { conditionalJsonResponse, errorCodeResponse, messageResponse, validationResponse } from './responses';
 import { jsonResponse, Response } from '../http/fetch-api';
+import { createSingleFlight } from '../single-flight';
 
 export interface RestApiOptions {
   /** Absolute base of pagination links; default: the request's origin. */
@@ -28,7 +29,15 @@ const PRIVATE = { 'cache-control': 'private, no-store' };
 const ALLOWED_METHODS = 'GET, HEAD';
 
 type Yoga = YogaServerInstance<Record<string, unknown>, AppContext>;
-type Run = (document: DocumentNode, variables: Record<string, unknown>) => Promise<ExecutionResult>;
+/** Runs an operation; with `signal`, its database work is bound to that instead of the request's. */
+type Run = (
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  signal?: AbortSignal,
+) => Promise<ExecutionResult>;
+
+/** A page's execution, shared by the concurrent misses of its cache key. */
+type Rendered = { result: ExecutionResult; entry?: undefined } | { entry: CachedBody; result?: undefined };
 
 interface MatchedRequest {
   endpoint: Endpoint;
@@ -68,13 +77,14 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     onUnexpectedError = (error) => console.error(error),
   } = options;
   let started: { yoga: Yoga; documents: Map<Endpoint, DocumentNode> } | undefined;
+  const pagesInFlight = createSingleFlight<Rendered>();
 
   const runner =
     (request: Request, serverContext: Record<string, unknown>): Run =>
-    async (document, variableValues) => {
+    async (document, variableValues, signal) => {
       const enveloped = started!.yoga.getEnveloped({
         ...serverContext,
-        request,
+        request: signal ? new Request(request.url, { headers: request.headers, signal }) : request,
         params: {},
         restExecution: true,
       });
@@ -107,22 +117,37 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       : PRIVATE;
     if (cached) return conditionalJsonResponse(cached, ifNoneMatch, headers);
 
-    const result = await run(started!.documents.get(endpoint)!, endpoint.variables(input.value, params));
-    const [error] = result.errors ?? [];
-    if (error) {
+    const document = started!.documents.get(endpoint)!;
+    const variables = endpoint.variables(input.value, params);
+    if (cache) {
+      // Concurrent misses of one page run it once; the others wait for that run, not the database.
+      const rendered = await pagesInFlight.run(cacheKey, request.signal, async (signal) => {
+        const result = await run(document, variables, signal);
+        if (result.errors?.length) return { result };
+        const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
+        const json = JSON.stringify(body);
+        return { entry: cache.put(cacheKey, json, productTagsOf(body as Record<string, unknown>)) };
+      });
+      if (rendered.entry) return conditionalJsonResponse(rendered.entry, ifNoneMatch, headers);
+      return errorResponse(rendered.result);
+    }
+
+    const result = await run(document, variables);
+    if (result.errors?.length) return errorResponse(result);
+    const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
+    if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);
+    const json = JSON.stringify(body);
+    return conditionalJsonResponse({ body: json, etag: etagOf(json) }, ifNoneMatch, headers);
+
+    /** For a result with errors: the first one's status. */
+    function errorResponse({ errors }: ExecutionResult): Response {
+      const error = errors![0]!;
       const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
       if (response.status === 500) throw error;
       if (!endpoint.cacheable)
         for (const [name, value] of Object.entries(PRIVATE)) response.headers.set(name, value);
       return response;
     }
-    const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
-    if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);
-    const json = JSON.stringify(body);
-    const entry = cache
-      ? cache.put(cacheKey, json, productTagsOf(body as Record<string, unknown>))
-      : { body: json, etag: etagOf(json) };
-    return conditionalJsonResponse(entry, ifNoneMatch, headers);
   }
 
   return {

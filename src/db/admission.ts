@@ -1,0 +1,140 @@
+/** How many database calls of one lane run at once, and how many may wait for a turn. */
+export interface LaneLimits {
+  /** The most at once; fewer while calls are slow (see createLane). */
+  concurrency: number;
+  queue: number;
+  /**
+   * A new request's call is refused at once when its expected wait (calls ahead of it × the
+   * recent call duration / the limit) is longer: a short queue in time, not only in count.
+   */
+  maxWaitMs: number;
+  /** No call waits longer than this for its turn, a begun request's included. */
+  giveUpMs: number;
+  /** A call slower than this means the database is saturated: the lane halves its concurrency. */
+  slowMs: number;
+}
+
+/** Refused for want of capacity: answered 503 with Retry-After at once, never after a long wait. */
+export class DatabaseBusyError extends Error {
+  constructor(lane: string) {
+    super(`the ${lane} database lane is full`);
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+interface Waiter {
+  start: () => void;
+  request?: object;
+}
+
+/** Requests with a call admitted already (keyed by their abort signal, so they go with them). */
+const begun = new WeakSet<object>();
+
+export interface Admission {
+  /** Leaves the queue when aborted. */
+  signal?: AbortSignal;
+  /**
+   * The request this call is for. Calls of a request that has had one admitted go first and are
+   * queued even past `queue`: work that has begun is finished before new work starts, else
+   * every request could get half of what it needs and none finish.
+   */
+  request?: object;
+}
+
+/**
+ * A semaphore with a short FIFO queue. Past the queue, or when the wait it would have is longer
+ * than `maxWaitMs`, a call is refused with DatabaseBusyError at once; a call whose request was
+ * abandoned leaves the queue at once.
+ *
+ * How many run at once adapts (additive increase, multiplicative decrease): a call slower than
+ * `slowMs` halves the limit (once per `slowMs`), a fast one raises it by 1/limit up to
+ * `concurrency`. More concurrent scans than the database can serve only make each slower, until
+ * all of them miss the deadline and nothing at all succeeds.
+ */
+export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUpMs, slowMs }: LaneLimits) {
+  let running = 0;
+  let limit = concurrency;
+  let lastDecrease = -Infinity;
+  /**
+   * Moving average of how long a call takes, for the expected wait; from 0, so the slow first
+   * calls of a cold start (connections being opened) do not refuse the burst that follows.
+   */
+  let callMs = 0;
+  const waiting: Waiter[] = [];
+
+  const adapt = (ms: number, ok: boolean) => {
+    callMs += (ms - callMs) / 5;
+    const now = performance.now();
+    if (ms >= slowMs) {
+      if (now - lastDecrease < slowMs) return;
+      lastDecrease = now;
+      limit = Math.max(1, limit / 2);
+    } else if (ok && ms < slowMs / 2) limit = Math.min(concurrency, limit + 1 / limit);
+  };
+
+  const next = () => {
+    running--;
+    while (running < Math.floor(limit) && waiting.length > 0) {
+      const index = waiting.findIndex((waiter) => waiter.request !== undefined && begun.has(waiter.request));
+      waiting.splice(Math.max(index, 0), 1)[0]?.start();
+    }
+  };
+
+  function turn({ signal, request }: Admission): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (running < Math.floor(limit)) {
+      running++;
+      if (request) begun.add(request);
+      return Promise.resolve();
+    }
+    const hasBegun = request !== undefined && begun.has(request);
+    const expectedWaitMs = ((waiting.length + 1) * callMs) / Math.floor(limit);
+    if (!hasBegun && (waiting.length >= queue || expectedWaitMs > maxWaitMs))
+      return Promise.reject(new DatabaseBusyError(name));
+    return new Promise<void>((resolve, reject) => {
+      const leave = (error: unknown) => {
+        const index = waiting.indexOf(waiter);
+        if (index >= 0) waiting.splice(index, 1);
+        cleanUp();
+        reject(error);
+      };
+      const onAbort = () => leave(signal?.reason);
+      const timer = setTimeout(() => leave(new DatabaseBusyError(name)), giveUpMs);
+      const cleanUp = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const waiter: Waiter = {
+        start: () => {
+          cleanUp();
+          running++;
+          if (request) begun.add(request);
+          resolve();
+        },
+        request,
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.push(waiter);
+    });
+  }
+
+  return {
+    async run<T>(work: () => Promise<T>, admission: Admission = {}): Promise<T> {
+      await turn(admission);
+      const started = performance.now();
+      let ok = false;
+      try {
+        const result = await work();
+        ok = true;
+        return result;
+      } finally {
+        adapt(performance.now() - started, ok);
+        next();
+      }
+    },
+    /** For tests and metrics: calls running and waiting now, and how many may run. */
+    load: () => ({ running, waiting: waiting.length, limit: Math.floor(limit) }),
+  };
+}
+
+export type Lane = ReturnType<typeof createLane>;
