@@ -121,6 +121,7 @@ export function createApp(deps: AppDependencies): App {
   // GraphiQL sends arbitrary documents, which trusted-only refuses: it is off in that mode.
   const graphiql = config.introspection && config.persistedOperations.mode !== 'trusted-only';
   const { rateLimit } = config;
+  const clientKey = createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies });
   const limiter = (name: string, pointsPerMinute: number) =>
     pointsPerMinute > 0
       ? createClientLimiter({ name, pointsPerMinute, redis, failOpen: rateLimit.failOpen })
@@ -212,10 +213,10 @@ export function createApp(deps: AppDependencies): App {
       useRateLimits({
         requests: limiter('requests', rateLimit.requestsPerMinute),
         cost: limiter('cost', rateLimit.costPerMinute),
-        clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
+        clientKey,
         isTrusted: isRestExecution,
       }),
-      ...persistedDocumentPlugins(config.persistedOperations, persistedDocuments, redis),
+      ...persistedDocumentPlugins(config.persistedOperations, persistedDocuments, clientKey, redis),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.

@@ -1,6 +1,7 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { PersistedOperationsConfig } from '../config';
+import type { ClientKeyOf } from '../limits/client-key';
 import type { SharedRedis } from '../store/redis';
 import { createApqStore } from './apq-store';
 import { documentHash, loadManifest, restDocuments, type Manifest } from './manifest';
@@ -30,6 +31,7 @@ export function knownDocuments({ mode, manifestPath }: PersistedOperationsConfig
 export function persistedDocumentPlugins(
   { mode }: PersistedOperationsConfig,
   fixed: Manifest,
+  clientKey: ClientKeyOf,
   redis?: SharedRedis,
 ): Plugin[] {
   if (mode === 'off') return [];
@@ -74,9 +76,16 @@ export function persistedDocumentPlugins(
     },
     // Synchronous unless there is something to register (most executions).
     onExecute({ args }) {
-      const params = (args.contextValue as { params?: { query?: string; extensions?: unknown } }).params;
+      const context = args.contextValue as {
+        params?: { query?: string; extensions?: unknown };
+        request?: Request;
+      };
+      const { params, request } = context;
       const hash = persistedQueryHash(params?.extensions);
-      if (hash && params?.query) return store.set(hash, params.query);
+      if (hash && params?.query && request) {
+        const document = params.query;
+        return clientKey(request, context).then((client) => store.set(hash, document, client));
+      }
     },
   };
   return [
