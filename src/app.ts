@@ -192,7 +192,10 @@ export function createApp(deps: AppDependencies): App {
       useHealth({
         pingDatabase: () => pingDatabase(database.db),
         isDraining: deps.isDraining,
-        sharedStoreReady: redis && (() => redis.isReady()),
+        pingSharedStore: redis && (() => redis.ping()),
+        // Failing closed, the limits refuse every API request while Redis does not answer.
+        sharedStoreRequired:
+          !rateLimit.failOpen && (rateLimit.requestsPerMinute > 0 || rateLimit.costPerMinute > 0),
       }),
       ...(metrics
         ? [
