@@ -54,7 +54,13 @@ export function loadManifest(path: string): Manifest {
 export function operationNames(documents: Iterable<string>): Set<string> {
   const names = new Set<string>();
   for (const document of documents) {
-    for (const definition of parse(document).definitions) {
+    let definitions;
+    try {
+      ({ definitions } = parse(document));
+    } catch {
+      continue; // refused when it runs, like any document that does not parse
+    }
+    for (const definition of definitions) {
       if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) names.add(definition.name.value);
     }
   }
