@@ -26,10 +26,13 @@ function scopesOf(payload: JWTPayload): Set<string> {
  * Verifies bearer tokens with an explicit algorithm allow-list (so `alg: none` and key confusion
  * fail), enforcing exp/nbf when present and issuer/audience when configured.
  */
-export function createViewerResolver(jwt: JwtConfig & { secret?: string }): ViewerResolver {
+export function createViewerResolver(
+  jwt: JwtConfig & { secret?: string },
+  { onKeySetFailure }: { onKeySetFailure?: (error: Error) => void } = {},
+): ViewerResolver {
   if (!jwt.jwksUrl && !jwt.secret) throw new Error('JWT verification needs a secret or a JWKS URL');
   // A KeyObject made once: given raw bytes, jose imports the HMAC key again on every verify.
-  const remote = jwt.jwksUrl ? remoteKeySet(new URL(jwt.jwksUrl)) : undefined;
+  const remote = jwt.jwksUrl ? remoteKeySet(new URL(jwt.jwksUrl), undefined, onKeySetFailure) : undefined;
   const secretKey = createSecretKey(Buffer.from(jwt.secret ?? '', 'utf8'));
 
   const options = {
