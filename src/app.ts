@@ -2,7 +2,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { GraphQLError, Kind, type DocumentNode } from 'graphql';
-import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
@@ -26,7 +26,8 @@ import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
 import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
 import { useRateLimits } from './limits/use-rate-limits';
-import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
+import { operationNames } from './persisted/manifest';
+import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createMetrics } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
@@ -73,6 +74,9 @@ export interface AppTracing {
  */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name'];
 
+/** Parsed documents (with their validation and compiled executors) kept for reuse. */
+const PARSED_DOCUMENTS = 64;
+
 export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
 /** Repository methods that read a few documents by an indexed key: the lookup lane. */
@@ -83,7 +87,10 @@ const QUEUE_WAIT_MS = 1_000;
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
-  const metrics = config.metrics ? createMetrics() : undefined;
+  const persistedDocuments = knownDocuments(config.persistedOperations);
+  const metrics = config.metrics
+    ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
+    : undefined;
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>
@@ -117,6 +124,7 @@ export function createApp(deps: AppDependencies): App {
   // GraphiQL sends arbitrary documents, which trusted-only refuses: it is off in that mode.
   const graphiql = config.introspection && config.persistedOperations.mode !== 'trusted-only';
   const { rateLimit } = config;
+  const clientKey = createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies });
   const limiter = (name: string, pointsPerMinute: number) =>
     pointsPerMinute > 0
       ? createClientLimiter({ name, pointsPerMinute, redis, failOpen: rateLimit.failOpen })
@@ -143,6 +151,13 @@ export function createApp(deps: AppDependencies): App {
     renderGraphiQL: async (options) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
+    // Each parsed document keeps its validation result and its graphql-jit executor (a document of
+    // 20 aliased fields compiles to ~2 MB): Yoga's default of 1,024 documents a client can fill with
+    // unique ones was over 2 GB. The operations a store's clients repeat fit in far fewer.
+    parserAndValidationCache: {
+      documentCache: createLRUCache({ max: PARSED_DOCUMENTS }),
+      errorCache: createLRUCache({ max: PARSED_DOCUMENTS }),
+    },
     maxRequestBodySize: deps.bodiesLimitedUpstream ? false : config.maxBodyBytes,
     cors:
       config.corsOrigins.length > 0
@@ -183,7 +198,10 @@ export function createApp(deps: AppDependencies): App {
       useHealth({
         pingDatabase: () => pingDatabase(database.db),
         isDraining: deps.isDraining,
-        sharedStoreReady: redis && (() => redis.isReady()),
+        pingSharedStore: redis && (() => redis.ping()),
+        // Failing closed, the limits refuse every API request while Redis does not answer.
+        sharedStoreRequired:
+          !rateLimit.failOpen && (rateLimit.requestsPerMinute > 0 || rateLimit.costPerMinute > 0),
       }),
       ...(metrics
         ? [
@@ -204,10 +222,10 @@ export function createApp(deps: AppDependencies): App {
       useRateLimits({
         requests: limiter('requests', rateLimit.requestsPerMinute),
         cost: limiter('cost', rateLimit.costPerMinute),
-        clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
+        clientKey,
         isTrusted: isRestExecution,
       }),
-      ...persistedDocumentPlugins(config.persistedOperations, redis),
+      ...persistedDocumentPlugins(config.persistedOperations, persistedDocuments, clientKey, redis),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.

@@ -107,7 +107,17 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         onError: (error) => logger.warn({ err: error }, 'the product change stream failed; reopening in 5 s'),
       });
     const secret = await resolveJwtSecret(config);
-    const resolveViewer = createViewerResolver({ ...config.jwt, secret });
+    const resolveViewer = createViewerResolver(
+      { ...config.jwt, secret },
+      {
+        // At most one line per cool-down (30 s): fetches are never more frequent.
+        onKeySetFailure: (error) =>
+          logger.warn(
+            { err: { message: error.message } },
+            'fetching the JWKS failed; tokens it signs are refused',
+          ),
+      },
+    );
     const drain = createDrain();
     // Loaded only when tracing is on: off, no OpenTelemetry module is imported at all.
     const tracing = config.tracing

@@ -1,3 +1,4 @@
+import { DevSecretError } from './auth/dev-secret';
 import type { Config } from './config';
 import { isDatabaseUnavailable } from './db/mongo';
 import { ManifestError } from './persisted/manifest';
@@ -7,6 +8,7 @@ import { ManifestError } from './persisted/manifest';
  * rest (those are logged in full, since they are ours to fix).
  */
 export function startFailureHint(error: unknown, config: Config): string | undefined {
+  if (error instanceof DevSecretError) return error.message;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EADDRINUSE') {
     return `Port ${config.port} on ${config.host} is already in use: stop the other process, or start with PORT=<another port> (PORT=0 picks a free one).`;

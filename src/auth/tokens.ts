@@ -1,10 +1,19 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { createBoundedCache } from '../bounded-cache';
 import type { JwtConfig } from '../config';
+import { remoteKeySet } from './jwks';
 import { ANONYMOUS, INVALID, bearerToken, type Viewer } from './viewer';
 
-export type ViewerResolver = (authorizationHeader: string | null) => Promise<Viewer>;
+export interface ViewerResolver {
+  (authorizationHeader: string | null): Promise<Viewer>;
+  /**
+   * The caller when that needs no network: a token verified before, or one the keys in hand verify.
+   * Undefined otherwise. For what only counts a client (the rate limits) and must never wait for
+   * the identity provider.
+   */
+  withoutWaiting(authorizationHeader: string | null): Promise<Viewer | undefined>;
+}
 
 function scopesOf(payload: JWTPayload): Set<string> {
   const scope = payload.scope ?? payload.scp;
@@ -17,12 +26,14 @@ function scopesOf(payload: JWTPayload): Set<string> {
  * Verifies bearer tokens with an explicit algorithm allow-list (so `alg: none` and key confusion
  * fail), enforcing exp/nbf when present and issuer/audience when configured.
  */
-export function createViewerResolver(jwt: JwtConfig & { secret?: string }): ViewerResolver {
+export function createViewerResolver(
+  jwt: JwtConfig & { secret?: string },
+  { onKeySetFailure }: { onKeySetFailure?: (error: Error) => void } = {},
+): ViewerResolver {
   if (!jwt.jwksUrl && !jwt.secret) throw new Error('JWT verification needs a secret or a JWKS URL');
   // A KeyObject made once: given raw bytes, jose imports the HMAC key again on every verify.
-  const key: KeyObject | JWTVerifyGetKey = jwt.jwksUrl
-    ? createRemoteJWKSet(new URL(jwt.jwksUrl), { timeoutDuration: 3_000, cooldownDuration: 30_000 })
-    : createSecretKey(Buffer.from(jwt.secret ?? '', 'utf8'));
+  const remote = jwt.jwksUrl ? remoteKeySet(new URL(jwt.jwksUrl), undefined, onKeySetFailure) : undefined;
+  const secretKey = createSecretKey(Buffer.from(jwt.secret ?? '', 'utf8'));
 
   const options = {
     algorithms: jwt.algorithms,
@@ -33,12 +44,7 @@ export function createViewerResolver(jwt: JwtConfig & { secret?: string }): View
 
   const verified = createBoundedCache<Viewer>(VERIFIED_TOKENS);
 
-  return async (header) => {
-    const token = bearerToken(header);
-    if (token === null) return ANONYMOUS;
-    if (token === '') return INVALID;
-    const known = verified.get(token);
-    if (known) return known;
+  async function verify(token: string, key: KeyObject | JWTVerifyGetKey): Promise<Viewer> {
     try {
       const { payload } = await (typeof key === 'function'
         ? jwtVerify(token, key, options)
@@ -50,7 +56,24 @@ export function createViewerResolver(jwt: JwtConfig & { secret?: string }): View
     } catch {
       return INVALID;
     }
+  }
+
+  const resolve = async (header: string | null): Promise<Viewer> => {
+    const token = bearerToken(header);
+    if (token === null) return ANONYMOUS;
+    if (token === '') return INVALID;
+    return verified.get(token) ?? verify(token, remote ? remote.getKey : secretKey);
   };
+  return Object.assign(resolve, {
+    async withoutWaiting(header: string | null): Promise<Viewer | undefined> {
+      if (!remote) return resolve(header);
+      const token = bearerToken(header);
+      if (!token) return undefined;
+      const inHand = remote.current();
+      const viewer = verified.get(token) ?? (inHand ? await verify(token, inHand) : undefined);
+      return viewer?.kind === 'customer' ? viewer : undefined;
+    },
+  });
 }
 
 /**

@@ -9,23 +9,28 @@ export interface HealthOptions {
   /** True while shutting down: /readyz answers 503 so the load balancer stops sending. Default: never. */
   isDraining?: () => boolean;
   /**
-   * Whether the shared store (Redis) is connected, when there is one. Reported as `redis: "ok" |
-   * "degraded"` but never decides readiness: without it the caches and limits go per process.
+   * Resolves true when the shared store (Redis), when there is one, answers a PING within its
+   * command timeout: an open connection to a stopped Redis is not "ok". Reported as `redis: "ok" |
+   * "degraded"`; it decides readiness only when `sharedStoreRequired`.
    */
-  sharedStoreReady?: () => boolean;
+  pingSharedStore?: () => Promise<boolean>;
+  /** True when requests are refused without the store (rate limits failing closed): then 503. */
+  sharedStoreRequired?: boolean;
 }
 
 const json = (status: number, body: unknown) => jsonResponse(status, body, { 'cache-control': 'no-store' });
 
 /**
  * /healthz: the process is up (nothing else). /readyz: not shutting down and the database answers
- * a ping quickly; 503 otherwise. The shared store's state is reported beside, not required.
+ * a ping quickly; 503 otherwise. The shared store's state is reported beside, and required only
+ * where the APIs would refuse every request without it.
  */
 export function useHealth({
   pingDatabase,
   readinessTimeoutMs = 1_000,
   isDraining = () => false,
-  sharedStoreReady,
+  pingSharedStore,
+  sharedStoreRequired = false,
 }: HealthOptions): Plugin {
   return {
     onRequest({ url, endResponse }) {
@@ -42,16 +47,20 @@ export function useHealth({
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);
     });
+    const storeAnswers = pingSharedStore?.().catch(() => false);
     try {
       await Promise.race([pingDatabase(), timeout]);
-      // A drain that began during the ping wins: the balancer must not read "ready" after SIGTERM.
-      if (isDraining()) return endResponse(shuttingDown());
-      const store = sharedStoreReady ? { redis: sharedStoreReady() ? 'ok' : 'degraded' } : {};
-      endResponse(json(200, { status: 'ready', ...store }));
     } catch {
-      endResponse(json(503, { status: 'unavailable', reason: 'database' }));
+      return endResponse(json(503, { status: 'unavailable', reason: 'database' }));
     } finally {
       clearTimeout(timer);
     }
+    const store = storeAnswers === undefined ? {} : { redis: (await storeAnswers) ? 'ok' : 'degraded' };
+    // A drain that began during the pings wins: the balancer must not read "ready" after SIGTERM.
+    if (isDraining()) return endResponse(shuttingDown());
+    if (store.redis === 'degraded' && sharedStoreRequired) {
+      return endResponse(json(503, { status: 'unavailable', reason: 'redis', ...store }));
+    }
+    endResponse(json(200, { status: 'ready', ...store }));
   }
 }

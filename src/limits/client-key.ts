@@ -17,8 +17,9 @@ export function createClientKey({ resolveViewer, trustedProxies }: ClientKeyOpti
   const trust = proxyaddr.compile(trustedProxies);
   return async (request, serverContext) => {
     if (request.headers.has('authorization')) {
-      const viewer = await resolveViewer(request.headers.get('authorization'));
-      if (viewer.kind === 'customer') return `sub:${viewer.customerId}`;
+      // Never waits for the identity provider: a product read carrying a token must not.
+      const viewer = await resolveViewer.withoutWaiting(request.headers.get('authorization'));
+      if (viewer?.kind === 'customer') return `sub:${viewer.customerId}`;
     }
     return `ip:${addressKey(clientAddress(request, serverContext, trust))}`;
   };

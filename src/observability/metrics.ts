@@ -1,4 +1,9 @@
-import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import {
+  createCounter,
+  createHistogram,
+  usePrometheus,
+  type FillLabelsFnParams,
+} from '@graphql-yoga/plugin-prometheus';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryObserver } from '../db/instrumented';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -15,8 +20,32 @@ export interface Metrics {
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** One registry per app instance, so several apps (tests) in one process never collide. */
-export function createMetrics(): Metrics {
+/** The operationName label of a request with no name, and of one whose name the server does not know. */
+export const ANONYMOUS_OPERATION = 'anonymous';
+export const OTHER_OPERATION = 'other';
+
+/**
+ * Labels come from a fixed set, never from the client: a unique operationName per request (or an
+ * error's `path`, one per aliased `nodes` entry) was a new series each, kept for the process's life.
+ */
+function operationLabels(knownNames: ReadonlySet<string>) {
+  return ({ operationName, operationType }: FillLabelsFnParams) => ({
+    operationName:
+      operationName === undefined || operationName === 'Anonymous'
+        ? ANONYMOUS_OPERATION
+        : knownNames.has(operationName)
+          ? operationName
+          : OTHER_OPERATION,
+    operationType: operationType ?? 'unknown',
+  });
+}
+
+/**
+ * One registry per app instance, so several apps (tests) in one process never collide.
+ * `operationNames`: the names the operationName label may carry (the persisted documents'); any
+ * other is counted as "other".
+ */
+export function createMetrics({ operationNames }: { operationNames: ReadonlySet<string> }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -45,6 +74,7 @@ export function createMetrics(): Metrics {
   const observeQuery: QueryObserver = (query, seconds, outcome) =>
     dbDuration.observe({ query, outcome }, seconds);
 
+  const labelsOf = operationLabels(operationNames);
   const plugin = usePrometheus({
     registry,
     endpoint: '/metrics',
@@ -55,8 +85,40 @@ export function createMetrics(): Metrics {
       graphql_envelop_request_duration: false,
       graphql_envelop_phase_parse: false,
       graphql_envelop_phase_validate: false,
-      graphql_envelop_phase_execute: true,
-      graphql_envelop_error_result: true,
+      graphql_envelop_phase_execute: createHistogram<'execute', 'operationName' | 'operationType'>({
+        registry,
+        histogram: {
+          name: 'graphql_envelop_phase_execute',
+          help: 'Time spent on running the GraphQL "execute" function',
+          labelNames: ['operationName', 'operationType'],
+        },
+        fillLabelsFn: labelsOf,
+      }),
+      graphql_envelop_request: createCounter<'execute' | 'subscribe', 'operationName' | 'operationType'>({
+        registry,
+        counter: {
+          name: 'graphql_envelop_request',
+          help: 'Counts the amount of GraphQL requests executed through Envelop',
+          labelNames: ['operationName', 'operationType'],
+        },
+        fillLabelsFn: labelsOf,
+      }),
+      // No `path` label: one per error position is a series per aliased field a client invents.
+      graphql_envelop_error_result: createCounter<
+        'parse' | 'validate' | 'context' | 'execute' | 'subscribe',
+        'operationName' | 'operationType' | 'phase'
+      >({
+        registry,
+        counter: {
+          name: 'graphql_envelop_error_result',
+          help: 'Counts the amount of errors reported from all phases',
+          labelNames: ['operationName', 'operationType', 'phase'],
+        },
+        fillLabelsFn: (params: FillLabelsFnParams) => ({
+          ...labelsOf(params),
+          phase: params.errorPhase ?? 'unknown',
+        }),
+      }),
       graphql_yoga_http_duration: false,
       graphql_envelop_request_time_summary: false,
       graphql_envelop_phase_context: false,

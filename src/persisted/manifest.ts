@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Kind, parse } from 'graphql';
 import { REST_ENDPOINTS } from '../rest/endpoints';
 
 /** Trusted documents: sha256 (hex, of the document's exact text) → document. */
@@ -47,4 +48,21 @@ export function loadManifest(path: string): Manifest {
     manifest.set(hash, document);
   }
   return manifest;
+}
+
+/** The operation names of trusted documents: the only operationName values metrics label by. */
+export function operationNames(documents: Iterable<string>): Set<string> {
+  const names = new Set<string>();
+  for (const document of documents) {
+    let definitions;
+    try {
+      ({ definitions } = parse(document));
+    } catch {
+      continue; // refused when it runs, like any document that does not parse
+    }
+    for (const definition of definitions) {
+      if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) names.add(definition.name.value);
+    }
+  }
+  return names;
 }

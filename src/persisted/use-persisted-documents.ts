@@ -1,9 +1,10 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { PersistedOperationsConfig } from '../config';
+import type { ClientKeyOf } from '../limits/client-key';
 import type { SharedRedis } from '../store/redis';
 import { createApqStore } from './apq-store';
-import { documentHash, loadManifest, restDocuments } from './manifest';
+import { documentHash, loadManifest, restDocuments, type Manifest } from './manifest';
 
 // Apollo's answers (status 200, not cacheable), which Apollo Client's persisted-queries link expects.
 const APQ_HTTP = { status: 200, headers: { 'cache-control': 'private, no-cache, must-revalidate' } };
@@ -16,6 +17,11 @@ const persistedQueryHash = (extensions: unknown): string | undefined => {
     : undefined;
 };
 
+/** Every document the server knows by hash before any client registers one: /api/v1's and the manifest's. */
+export function knownDocuments({ mode, manifestPath }: PersistedOperationsConfig): Manifest {
+  return new Map([...restDocuments(), ...(mode !== 'off' && manifestPath ? loadManifest(manifestPath) : [])]);
+}
+
 /**
  * Yoga's persisted-operations plugin over our stores. `apq`: any document runs, and one sent with
  * its hash is registered (once it validated and reached execution) for everyone to run by hash.
@@ -23,11 +29,12 @@ const persistedQueryHash = (extensions: unknown): string | undefined => {
  * executes through `getEnveloped`, below these HTTP-level hooks, so no mode can block it.
  */
 export function persistedDocumentPlugins(
-  { mode, manifestPath }: PersistedOperationsConfig,
+  { mode }: PersistedOperationsConfig,
+  fixed: Manifest,
+  clientKey: ClientKeyOf,
   redis?: SharedRedis,
 ): Plugin[] {
   if (mode === 'off') return [];
-  const fixed = new Map([...restDocuments(), ...(manifestPath ? loadManifest(manifestPath) : [])]);
 
   if (mode === 'trusted-only') {
     const error = (message: string, code: string) => ({
@@ -69,9 +76,16 @@ export function persistedDocumentPlugins(
     },
     // Synchronous unless there is something to register (most executions).
     onExecute({ args }) {
-      const params = (args.contextValue as { params?: { query?: string; extensions?: unknown } }).params;
+      const context = args.contextValue as {
+        params?: { query?: string; extensions?: unknown };
+        request?: Request;
+      };
+      const { params, request } = context;
       const hash = persistedQueryHash(params?.extensions);
-      if (hash && params?.query) return store.set(hash, params.query);
+      if (hash && params?.query && request) {
+        const document = params.query;
+        return clientKey(request, context).then((client) => store.set(hash, document, client));
+      }
     },
   };
   return [

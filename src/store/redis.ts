@@ -5,6 +5,8 @@ export interface SharedRedis {
   client: Redis;
   /** True while the connection is up; callers skip the store (fail open) when it is not. */
   isReady(): boolean;
+  /** True when Redis answers a PING within the command timeout (a connected but stopped one does not). */
+  ping(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,12 @@ export function connectRedis({ url, logger, commandTimeoutMs = 150 }: RedisOptio
   return {
     client,
     isReady: () => client.status === 'ready',
+    ping: async () =>
+      client.status === 'ready' &&
+      (await client.ping().then(
+        (answer) => answer === 'PONG',
+        () => false,
+      )),
     close: () =>
       (closing ??= (async () => {
         try {

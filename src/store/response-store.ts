@@ -29,12 +29,17 @@ export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
 export const KEY_PREFIX = 'storefront:cache:';
 const entryKey = (key: string) =>
   `${KEY_PREFIX}entry:${createHash('sha256').update(key).digest('base64url')}`;
-export const tagKey = (tag: string) => `${KEY_PREFIX}tag:${tag}`;
+/** A tag's index: a sorted set of entry keys scored by when they expire. */
+export const tagKey = (tag: string) => `${KEY_PREFIX}tags:${tag}`;
+/** The plain sets earlier versions wrote (members never left them); purged, no longer written. */
+const legacyTagKey = (tag: string) => `${KEY_PREFIX}tag:${tag}`;
 
 /**
- * Entries in Redis, shared by the fleet: `SET … PX ttl`, and per tag a set of the entry keys that
- * hold it (expiring with them). Entries over `maxEntryBytes` are not stored; the total is bounded
- * by the TTL and Redis's own `maxmemory`.
+ * Entries in Redis, shared by the fleet: `SET … PX ttl`, and per tag a sorted set of the entry keys
+ * that hold it, scored by their expiry. Each write drops the tag's expired members, so a tag holds
+ * about its live entries however many distinct keys clients invent (`?utm=<unique>` was a member
+ * each, kept as long as anyone wrote the tag). Entries over `maxEntryBytes` are not stored; the
+ * total is bounded by the TTL and Redis's own `maxmemory`.
  */
 export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: ByteBudget): ResponseStore {
   const { client } = redis;
@@ -51,9 +56,15 @@ export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: 
     async set(key, value, ttlMs, tags) {
       if (!redis.isReady() || ttlMs <= 0 || Buffer.byteLength(value) > maxEntryBytes) return;
       const stored = entryKey(key);
+      const now = Date.now();
       const write = client.multi().set(stored, value, 'PX', ttlMs);
-      // Every entry has the same TTL, so the newest entry of a tag always expires last (Redis 6 has no GT).
-      for (const tag of tags) write.sadd(tagKey(tag), stored).pexpire(tagKey(tag), ttlMs);
+      // Every entry has the same TTL, so the newest entry of a tag expires last: the tag with it.
+      for (const tag of tags) {
+        write
+          .zremrangebyscore(tagKey(tag), '-inf', now)
+          .zadd(tagKey(tag), now + ttlMs, stored)
+          .pexpire(tagKey(tag), ttlMs);
+      }
       await write.exec().catch(() => undefined);
     },
   };
@@ -63,9 +74,11 @@ export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: 
 export async function purgeTags(redis: SharedRedis, tags: readonly string[]): Promise<number> {
   let purged = 0;
   for (const tag of tags) {
-    const entries = await redis.client.smembers(tagKey(tag));
-    if (entries.length > 0) purged += await redis.client.del(...entries);
-    await redis.client.del(tagKey(tag));
+    const entries = await redis.client.zrange(tagKey(tag), 0, -1);
+    const legacy = await redis.client.smembers(legacyTagKey(tag)).catch(() => []);
+    const all = [...new Set([...entries, ...legacy])];
+    if (all.length > 0) purged += await redis.client.del(...all);
+    await redis.client.del(tagKey(tag), legacyTagKey(tag));
   }
   return purged;
 }

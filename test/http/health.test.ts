@@ -24,7 +24,7 @@ describe('/readyz', () => {
   });
 
   it('answers 200 with the shared store reported, and 503 when the ping times out', async () => {
-    const ready = yogaWith({ pingDatabase: async () => undefined, sharedStoreReady: () => false });
+    const ready = yogaWith({ pingDatabase: async () => undefined, pingSharedStore: async () => false });
     const response = await ready.fetch('http://localhost/readyz');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: 'ready', redis: 'degraded' });

@@ -66,7 +66,7 @@ describe('metrics', () => {
     expect(text).toMatch(
       /http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/products\/search",status="200"\} \d+/,
     );
-    expect(text).toMatch(/graphql_envelop_phase_execute_count\{[^}]*operationName="Cheapest"[^}]*\} \d+/);
+    expect(text).toMatch(/graphql_envelop_phase_execute_count\{[^}]*operationName="other"[^}]*\} \d+/);
     expect(text).toMatch(
       /mongodb_query_duration_seconds_count\{query="products.findPage",outcome="ok"\} \d+/,
     );
