@@ -28,6 +28,7 @@ import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
 import { useRateLimits } from './limits/use-rate-limits';
 import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
+import { createErrorLog } from './observability/error-log';
 import { createMetrics } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
@@ -79,6 +80,7 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
   const metrics = config.metrics ? createMetrics() : undefined;
+  const errorLog = createErrorLog(logger);
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   const timed = <T extends AsyncMethods>(name: string, repository: T): T =>
     metrics ? instrumented(name, repository, metrics.observeQuery) : repository;
@@ -155,7 +157,7 @@ export function createApp(deps: AppDependencies): App {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
       info: (...args) => logger.info(args.map(String).join(' ')),
       warn: (...args) => logger.warn(args.map(String).join(' ')),
-      error: (...args) => logger.error({ err: args[0] }, 'graphql server error'),
+      error: (...args) => errorLog.error(args[0], 'graphql server error'),
     },
     maskedErrors: {
       // Never expose internals, not even in development; a lost database is a retryable 503.
@@ -163,7 +165,7 @@ export function createApp(deps: AppDependencies): App {
         const original = (error as { originalError?: unknown }).originalError ?? error;
         if (isDatabaseUnavailable(original)) return serviceUnavailable();
         const masked = maskError(asUnexpected(error), message, false);
-        if (masked !== error) logger.error({ err: original }, 'unexpected error');
+        if (masked !== error) errorLog.error(original, 'unexpected error');
         return masked;
       },
     },
@@ -223,7 +225,7 @@ export function createApp(deps: AppDependencies): App {
         publicCacheControl,
         onCacheLookup: countCacheLookup,
         onUnexpectedError: (error, request) =>
-          logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
+          errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
       }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
