@@ -10,7 +10,7 @@ import type { EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
-import { guardRequests } from './http/node-guards';
+import { answerClientErrors, guardRequests } from './http/node-guards';
 import type { Logger } from './logger';
 import { watchProductChanges } from './db/product-changes';
 import { connectRedis, type SharedRedis } from './store/redis';
@@ -133,6 +133,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
       drain.wrap(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
     );
+    answerClientErrors(server, (code) => logger.info({ code }, 'client error'));
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
