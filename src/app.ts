@@ -16,6 +16,7 @@ import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { graphqlResponseCachePlugins } from './graphql-response-cache';
 import { useCompression } from './http/use-compression';
+import { useGraphiql } from './http/use-graphiql';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
@@ -136,11 +137,8 @@ export function createApp(deps: AppDependencies): App {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
-    graphiql: graphiql ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY } : false,
-    // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB module:
-    // loaded on the first visit, not by every server process at start.
-    renderGraphiQL: async (options) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    // Served by useGraphiql below: built and compressed once, and rate-limited.
+    graphiql: false,
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
     maxRequestBodySize: deps.bodiesLimitedUpstream ? false : config.maxBodyBytes,
     cors:
@@ -203,6 +201,20 @@ export function createApp(deps: AppDependencies): App {
         clientKey: createClientKey({ resolveViewer, trustedProxies: rateLimit.trustedProxies }),
         isTrusted: isRestExecution,
       }),
+      ...(graphiql
+        ? [
+            useGraphiql({
+              // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB
+              // module: loaded on the first visit, not by every server process at start.
+              render: async () =>
+                (await import('@graphql-yoga/render-graphiql')).renderGraphiQL({
+                  title: 'Storefront Gateway',
+                  defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+                }),
+              compressed: config.compressionMinBytes > 0,
+            }),
+          ]
+        : []),
       ...persistedDocumentPlugins(config.persistedOperations, redis),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
