@@ -22,6 +22,7 @@ import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
+import { useResponseLimit } from './http/use-response-limit';
 import { useStartPage } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
@@ -239,6 +240,7 @@ export function createApp(deps: AppDependencies): App {
         onUnexpectedError: (error, request) =>
           errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
       }),
+      useResponseLimit({ maxBytes: config.maxResponseBytes }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],

@@ -39,6 +39,9 @@ export interface StartOptions {
   seedIfEmpty?: (db: Db) => Promise<boolean>;
 }
 
+/** The least time a socket may be idle (no byte read or written) before it is closed. */
+const SOCKET_IDLE_TIMEOUT_MS = 15_000;
+
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -134,6 +137,10 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       drain.wrap(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
     );
     answerClientErrors(server, (code) => logger.info({ code }, 'client error'));
+    // A socket with nothing read or written for this long is closed, with whatever it held: a
+    // client that never reads its answer stalls the writes (150 such held 1.6 GB, never let go).
+    // It must outlast a request's silent database work (several reads of MONGODB_TIMEOUT_MS each).
+    server.setTimeout(Math.max(SOCKET_IDLE_TIMEOUT_MS, 3 * config.mongo.timeoutMs));
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
