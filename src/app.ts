@@ -16,11 +16,13 @@ import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { graphqlResponseCachePlugins } from './graphql-response-cache';
 import { useCompression } from './http/use-compression';
+import { useGraphiql } from './http/use-graphiql';
 import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import { useRequestLog } from './http/use-request-log';
+import { useResponseLimit } from './http/use-response-limit';
 import { useStartPage } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
@@ -29,6 +31,7 @@ import { useRateLimits } from './limits/use-rate-limits';
 import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
+import { createErrorLog } from './observability/error-log';
 import { createMetrics } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
@@ -91,6 +94,7 @@ export function createApp(deps: AppDependencies): App {
   const metrics = config.metrics
     ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
     : undefined;
+  const errorLog = createErrorLog(logger);
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>
@@ -145,11 +149,8 @@ export function createApp(deps: AppDependencies): App {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
-    graphiql: graphiql ? { title: 'Storefront Gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY } : false,
-    // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB module:
-    // loaded on the first visit, not by every server process at start.
-    renderGraphiQL: async (options) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    // Served by useGraphiql below: built and compressed once, and rate-limited.
+    graphiql: false,
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
     // Each parsed document keeps its validation result and its graphql-jit executor (a document of
     // 20 aliased fields compiles to ~2 MB): Yoga's default of 1,024 documents a client can fill with
@@ -176,7 +177,7 @@ export function createApp(deps: AppDependencies): App {
       // A refused or abandoned database call is the admission control working, not a failure:
       // one line each would let an overload write the log as fast as it is refused.
       error: (...args) =>
-        isAdmissionOutcome(args[0]) ? undefined : logger.error({ err: args[0] }, 'graphql server error'),
+        isAdmissionOutcome(args[0]) ? undefined : errorLog.error(args[0], 'graphql server error'),
     },
     maskedErrors: {
       // Never expose internals, not even in development; a lost database is a retryable 503.
@@ -184,7 +185,7 @@ export function createApp(deps: AppDependencies): App {
         const original = (error as { originalError?: unknown }).originalError ?? error;
         if (isDatabaseUnavailable(original)) return serviceUnavailable();
         const masked = maskError(asUnexpected(error), message, false);
-        if (masked !== error) logger.error({ err: original }, 'unexpected error');
+        if (masked !== error) errorLog.error(original, 'unexpected error');
         return masked;
       },
     },
@@ -225,6 +226,20 @@ export function createApp(deps: AppDependencies): App {
         clientKey,
         isTrusted: isRestExecution,
       }),
+      ...(graphiql
+        ? [
+            useGraphiql({
+              // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB
+              // module: loaded on the first visit, not by every server process at start.
+              render: async () =>
+                (await import('@graphql-yoga/render-graphiql')).renderGraphiQL({
+                  title: 'Storefront Gateway',
+                  defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+                }),
+              compressed: config.compressionMinBytes > 0,
+            }),
+          ]
+        : []),
       ...persistedDocumentPlugins(config.persistedOperations, persistedDocuments, clientKey, redis),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
@@ -247,8 +262,9 @@ export function createApp(deps: AppDependencies): App {
         publicCacheControl,
         onCacheLookup: countCacheLookup,
         onUnexpectedError: (error, request) =>
-          logger.error({ err: error, path: new URL(request.url).pathname }, 'unexpected error in /api/v1'),
+          errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
       }),
+      useResponseLimit({ maxBytes: config.maxResponseBytes }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],

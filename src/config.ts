@@ -95,6 +95,7 @@ const envSchema = z.object({
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),
   MAX_BODY_BYTES: wholeNumber(1_024, 10_485_760).default(102_400),
+  MAX_RESPONSE_BYTES: wholeNumber(1_024, 104_857_600).default(2_097_152),
   SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
@@ -167,6 +168,8 @@ export interface Config {
   /** GraphQL introspection and GraphiQL; default on outside production. */
   introspection: boolean;
   maxBodyBytes: number;
+  /** Largest GraphQL answer (a batch's together) sent; past it a 400 RESPONSE_TOO_LARGE. */
+  maxResponseBytes: number;
   /** Prometheus metrics and /metrics; off: neither is collected nor served. */
   metrics: boolean;
   /** One log line per request at info. */
@@ -340,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     corsOrigins: Object.freeze(corsOrigins) as string[],
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,
+    maxResponseBytes: values.MAX_RESPONSE_BYTES,
     metrics: values.METRICS === 'on',
     requestLog: values.REQUEST_LOG === 'on',
     metricsToken: values.METRICS_TOKEN,

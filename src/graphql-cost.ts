@@ -12,12 +12,36 @@ import {
  * graphql-armor's cost formula (objects 2, scalars 1, ×1.5 per level and per fragment), with the
  * multiplier it lacks: besides a literal `first`/`last`, the size arguments given as variables and
  * every list argument (literal or variable) multiply what the field selects. `nodes(ids:)` with
- * 100 IDs costs 100 products. It needs the variables, so it runs at execution, not validation.
+ * 100 IDs costs 100 products. A variable the request leaves out counts at its default, as it
+ * runs. It needs the variables, so it runs at execution, not validation.
+ *
+ * On top, every scan of the collection costs SCAN_COST, whatever the page size: a text search
+ * (`search`, `term`), a count of a filtered set (`totalCount` or a numbered page's `total` with a
+ * search, a category or an order filter; an unfiltered count is the collection's metadata) and
+ * the catalogue's groupings (`categories`, `brands`). Twenty `products(first: 1, search: …)
+ * { totalCount }` cost 70 before and kept the database busy for minutes; each is two scans now.
+ * Scans are added, not multiplied: in this schema every scanning field is at the root (or under
+ * the single `viewer`).
  */
 const OBJECT_COST = 2;
 const SCALAR_COST = 1;
 const DEPTH_FACTOR = 1.5;
 const SIZE_ARGUMENTS = new Set(['first', 'last', 'perPage']);
+/** About half a 100-product page with every field: at most 15 scans fit under the cost limit. */
+export const SCAN_COST = 10_000;
+/** Fields that group the whole catalogue. */
+const GROUPING_FIELDS = new Set(['categories', 'brands']);
+/** Fields that always count their (filtered) set: the numbered pages' `total`. */
+const COUNTING_FIELDS = new Set(['productPage', 'searchProductPage']);
+/** Arguments that filter by text: a scan when not blank. */
+const TEXT_SEARCH_ARGUMENTS = new Set(['search', 'term']);
+/** Arguments that narrow a set, so counting it reads the matching documents. */
+const FILTER_ARGUMENTS = new Set([...TEXT_SEARCH_ARGUMENTS, 'category', 'filter']);
+
+interface Estimate {
+  cost: number;
+  scans: number;
+}
 
 export function estimateCost(
   document: DocumentNode,
@@ -31,13 +55,58 @@ export function estimateCost(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
   // Validation has ruled out fragment cycles; each fragment is costed once.
-  const fragmentCosts = new Map<string, number>();
+  const fragmentCosts = new Map<string, Estimate>();
+  const defaults = new Map<string, ValueNode>();
+  for (const definition of operation.variableDefinitions ?? []) {
+    if (definition.defaultValue) defaults.set(definition.variable.name.value, definition.defaultValue);
+  }
 
   const valueOf = (node: ValueNode): unknown => {
-    if (node.kind === Kind.VARIABLE) return variables?.[node.name.value];
+    if (node.kind === Kind.VARIABLE) {
+      const name = node.name.value;
+      // Coercion: an absent variable takes its default (an explicit null stays null).
+      if (variables && Object.hasOwn(variables, name)) return variables[name];
+      const fallback = defaults.get(name);
+      return fallback ? valueOf(fallback) : undefined;
+    }
     if (node.kind === Kind.LIST) return node.values;
     if (node.kind === Kind.INT) return Number(node.value);
+    if (node.kind === Kind.STRING) return node.value;
+    if (node.kind === Kind.OBJECT) return node.fields.length > 0 ? node : undefined;
     return undefined;
+  };
+
+  const given = (value: unknown) =>
+    value !== undefined && value !== null && (typeof value !== 'string' || value.trim() !== '');
+
+  /** Whether a selection set asks for `name` (directly or through fragments at that level). */
+  const selects = (selections: readonly SelectionNode[], name: string, seen = new Set<string>()): boolean =>
+    selections.some((selection) => {
+      if (selection.kind === Kind.FIELD) return selection.name.value === name;
+      if (selection.kind === Kind.INLINE_FRAGMENT)
+        return selects(selection.selectionSet.selections, name, seen);
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || seen.has(fragment.name.value)) return false;
+      seen.add(fragment.name.value);
+      return selects(fragment.selectionSet.selections, name, seen);
+    });
+
+  const ownScans = (field: FieldNode): number => {
+    const name = field.name.value;
+    if (GROUPING_FIELDS.has(name)) return 1;
+    let scans = 0;
+    // A customer's orders are always a filtered set.
+    let filtered = name === 'orders';
+    for (const argument of field.arguments ?? []) {
+      if (!FILTER_ARGUMENTS.has(argument.name.value) || !given(valueOf(argument.value))) continue;
+      filtered = true;
+      if (TEXT_SEARCH_ARGUMENTS.has(argument.name.value)) scans += 1;
+    }
+    const counts =
+      COUNTING_FIELDS.has(name) ||
+      (field.selectionSet !== undefined && selects(field.selectionSet.selections, 'totalCount'));
+    if (filtered && counts) scans += 1;
+    return scans;
   };
 
   const multiplierOf = (field: FieldNode): number => {
@@ -52,30 +121,52 @@ export function estimateCost(
     return multiplier;
   };
 
-  const childrenCost = (selections: readonly SelectionNode[]): number =>
-    selections.reduce((total, child) => total + DEPTH_FACTOR * selectionCost(child), 0);
+  const childrenEstimate = (selections: readonly SelectionNode[]): Estimate =>
+    selections.reduce<Estimate>(
+      (total, child) => {
+        const { cost, scans } = selectionEstimate(child);
+        return { cost: total.cost + DEPTH_FACTOR * cost, scans: total.scans + scans };
+      },
+      { cost: 0, scans: 0 },
+    );
 
-  const selectionCost = (selection: SelectionNode): number => {
+  const selectionEstimate = (selection: SelectionNode): Estimate => {
     switch (selection.kind) {
-      case Kind.FIELD:
+      case Kind.FIELD: {
         // Introspection has its own depth limit and is off in production.
-        if (selection.name.value === '__schema') return 0;
-        if (!selection.selectionSet) return SCALAR_COST;
-        return (OBJECT_COST + childrenCost(selection.selectionSet.selections)) * multiplierOf(selection);
-      case Kind.INLINE_FRAGMENT:
-        return OBJECT_COST + childrenCost(selection.selectionSet.selections);
+        if (selection.name.value === '__schema') return { cost: 0, scans: 0 };
+        const scans = ownScans(selection);
+        if (!selection.selectionSet) return { cost: SCALAR_COST, scans };
+        const children = childrenEstimate(selection.selectionSet.selections);
+        return {
+          cost: (OBJECT_COST + children.cost) * multiplierOf(selection),
+          scans: scans + children.scans,
+        };
+      }
+      case Kind.INLINE_FRAGMENT: {
+        const children = childrenEstimate(selection.selectionSet.selections);
+        return { cost: OBJECT_COST + children.cost, scans: children.scans };
+      }
       case Kind.FRAGMENT_SPREAD: {
         const name = selection.name.value;
-        let cost = fragmentCosts.get(name);
-        if (cost === undefined) {
+        let estimate = fragmentCosts.get(name);
+        if (estimate === undefined) {
           const fragment = fragments.get(name);
-          cost = fragment ? OBJECT_COST + childrenCost(fragment.selectionSet.selections) : 0;
-          fragmentCosts.set(name, cost);
+          const children = fragment ? childrenEstimate(fragment.selectionSet.selections) : undefined;
+          estimate = children
+            ? { cost: OBJECT_COST + children.cost, scans: children.scans }
+            : { cost: 0, scans: 0 };
+          fragmentCosts.set(name, estimate);
         }
-        return SCALAR_COST + DEPTH_FACTOR * cost;
+        return { cost: SCALAR_COST + DEPTH_FACTOR * estimate.cost, scans: estimate.scans };
       }
     }
   };
 
-  return operation.selectionSet.selections.reduce((total, child) => total + selectionCost(child), 0);
+  let total = 0;
+  for (const selection of operation.selectionSet.selections) {
+    const { cost, scans } = selectionEstimate(selection);
+    total += cost + scans * SCAN_COST;
+  }
+  return total;
 }

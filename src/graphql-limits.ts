@@ -16,8 +16,9 @@ export const GRAPHQL_LIMITS = {
   maxTokens: 2_000,
   /**
    * src/graphql-cost.ts: objects 2, scalars 1, ×1.5 per level and per fragment, × first/last/perPage
-   * and × the length of list arguments (`nodes(ids:)`), literal or variable. One 100-product page
-   * with every field costs ≈ 19,000 inline and ≈ 78,000 through fragments.
+   * and × the length of list arguments (`nodes(ids:)`), literal, variable or default; + 10,000 per
+   * scan (text search, filtered count, grouping). One 100-product page with every field costs
+   * ≈ 19,000 inline and ≈ 78,000 through fragments.
    */
   maxCost: 150_000,
   /** Operations per batched HTTP request. */

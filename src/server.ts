@@ -10,7 +10,7 @@ import type { EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
-import { guardRequests } from './http/node-guards';
+import { answerClientErrors, guardRequests } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
 import type { Logger } from './logger';
 import { watchProductChanges } from './db/product-changes';
@@ -39,6 +39,9 @@ export interface StartOptions {
    */
   seedIfEmpty?: (db: Db) => Promise<boolean>;
 }
+
+/** The least time a socket may be idle (no byte read or written) before it is closed. */
+const SOCKET_IDLE_TIMEOUT_MS = 15_000;
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
@@ -144,6 +147,11 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
       drain.wrap(oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes }))),
     );
+    answerClientErrors(server, (code) => logger.info({ code }, 'client error'));
+    // A socket with nothing read or written for this long is closed, with whatever it held: a
+    // client that never reads its answer stalls the writes (150 such held 1.6 GB, never let go).
+    // It must outlast a request's silent database work (several reads of MONGODB_TIMEOUT_MS each).
+    server.setTimeout(Math.max(SOCKET_IDLE_TIMEOUT_MS, 3 * config.mongo.timeoutMs));
     const address = await listen(server, config.host, config.port);
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;

@@ -1,7 +1,7 @@
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { estimateCost } from '../src/graphql-cost';
+import { SCAN_COST, estimateCost } from '../src/graphql-cost';
 import { schema } from '../src/schema/index';
 
 /** armor's own estimate of a document, read from its onAccept callback. */
@@ -16,7 +16,7 @@ function armorCost(query: string): number {
 describe('estimateCost', () => {
   it.each([
     '{ products(first: 100) { edges { node { name variant { price { formatted } } } } } }',
-    'query { a: productPage(page: 1) { total items { name } } b: node(id: "x") { id ... on Product { name } } }',
+    'query { a: productPage(page: 1, category: "") { total items { name } } b: node(id: "x") { id ... on Product { name } } }',
     '{ products(last: 5) { edges { node { ...F } } } } fragment F on Product { name tags variant { name } }',
   ])('agrees with graphql-armor where armor sees the multiplier: %s', (query) => {
     expect(estimateCost(parse(query))).toBeCloseTo(armorCost(query), 6);
@@ -36,5 +36,47 @@ describe('estimateCost', () => {
     expect(estimateCost(document, 'A')).toBe(1);
     expect(estimateCost(document, 'B')).toBeGreaterThan(1);
     expect(estimateCost(parse('{ __schema { types { name } } }'))).toBe(0);
+  });
+
+  it('prices an absent variable at its default, as it runs (an explicit null stays null)', () => {
+    const page = '{ edges { node { name variant { price { formatted } } } } }';
+    const literal = estimateCost(parse(`{ products(first: 100) ${page} }`));
+    const byDefault = parse(`query ($n: Int = 100) { products(first: $n) ${page} }`);
+    expect(estimateCost(byDefault)).toBe(literal);
+    expect(estimateCost(byDefault, undefined, {})).toBe(literal);
+    expect(estimateCost(byDefault, undefined, { n: 2 })).toBe(
+      estimateCost(parse(`{ products(first: 2) ${page} }`)),
+    );
+    expect(estimateCost(byDefault, undefined, { n: null })).toBe(estimateCost(parse(`{ products ${page} }`)));
+
+    const ids = JSON.stringify(Array(100).fill('a'));
+    const nodes = parse(`query ($ids: [ID!] = ${ids}) { nodes(ids: $ids) { id } }`);
+    expect(estimateCost(nodes)).toBe(estimateCost(parse(`{ nodes(ids: ${ids}) { id } }`)));
+  });
+
+  it('adds a scan for a text search, a filtered count and a grouping, whatever the page size', () => {
+    const plain = estimateCost(parse('{ products(first: 1) { totalCount } }'));
+    expect(estimateCost(parse('{ products(first: 1, search: "  ") { totalCount } }'))).toBe(plain);
+    expect(
+      estimateCost(parse('{ products(first: 1, search: "card") { edges { cursor } } }')),
+    ).toBeGreaterThan(SCAN_COST);
+    expect(estimateCost(parse('{ products(first: 1, search: "card") { totalCount } }'))).toBe(
+      plain + 2 * SCAN_COST,
+    );
+    const byVariable = parse(
+      'query ($s: String = "card") { products(first: 1, search: $s) { ...Total } } fragment Total on ProductConnection { totalCount }',
+    );
+    expect(estimateCost(byVariable)).toBeGreaterThan(2 * SCAN_COST);
+    expect(estimateCost(byVariable, undefined, { s: '' })).toBeLessThan(SCAN_COST);
+    expect(estimateCost(parse('{ products(first: 1, category: "games") { totalCount } }'))).toBe(
+      plain + SCAN_COST,
+    );
+    expect(estimateCost(parse('{ categories { name productCount } }'))).toBeGreaterThan(SCAN_COST);
+    expect(estimateCost(parse('{ searchProductPage(term: "card") { total } }'))).toBeGreaterThan(
+      2 * SCAN_COST,
+    );
+    // The issue's twenty aliases cost 70 before.
+    const twenty = `{ ${Array.from({ length: 20 }, (_, index) => `s${index}: products(first: 1, search: "card ${index}") { totalCount }`).join(' ')} }`;
+    expect(estimateCost(parse(twenty))).toBeGreaterThan(150_000);
   });
 });

@@ -3,6 +3,8 @@ import {
   MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
   type Db,
@@ -92,6 +94,15 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
 }
 
 /**
+ * Server error codes that mean "not now" rather than "wrong": a deadline the server enforced
+ * (maxTimeMS: MaxTimeMSExpired 50, ExceededTimeLimit 262, NetworkInterfaceExceededTimeLimit 202,
+ * NetworkTimeout 89) or a server going away or stepping down (ShutdownInProgress 91,
+ * InterruptedAtShutdown 11600, InterruptedDueToReplStateChange 11602, PrimarySteppedDown 189,
+ * NotWritablePrimary 10107, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436).
+ */
+const UNAVAILABLE_SERVER_CODES = new Set([50, 89, 91, 189, 202, 262, 10107, 11600, 11602, 13435, 13436]);
+
+/**
  * Errors that mean "the database cannot be reached right now" (answered 503, retried by clients):
  * unreachable, hung past MONGODB_TIMEOUT_MS (network timeouts are MongoNetworkErrors), the
  * client closed under a request at the end of a shutdown, or no turn free in the admission lane.
@@ -103,6 +114,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     error instanceof DatabaseTimeoutError ||
     error instanceof DatabaseBusyError ||
     error instanceof RequestAbandonedError ||
+    error instanceof MongoOperationTimeoutError ||
+    (error instanceof MongoServerError && UNAVAILABLE_SERVER_CODES.has(Number(error.code))) ||
     error instanceof MongoClientClosedError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoNotConnectedError ||

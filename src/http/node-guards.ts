@@ -1,4 +1,11 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import {
+  STATUS_CODES,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Duplex } from 'node:stream';
 
 export interface NodeGuardOptions {
   /** Largest request body accepted, in bytes, however it is sent (Content-Length or chunked). */
@@ -9,13 +16,64 @@ export interface NodeGuardOptions {
 const SANE_HOST =
   /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
-function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'cache-control': 'no-store',
-    connection: 'close',
+/** Where a request no URL can be built from is sent on to (src/http/use-client-errors.ts answers). */
+export const INVALID_REQUEST_PATH = '/.invalid-request';
+const invalidReasons = new WeakMap<IncomingMessage, string>();
+
+/** Why the node:http layer found the request malformed (its 400's message), if it did. */
+export function invalidRequestReason(serverContext: unknown): string | undefined {
+  const req = (serverContext as { req?: IncomingMessage } | undefined)?.req;
+  return req && invalidReasons.get(req);
+}
+
+/**
+ * whatwg-node builds each request's URL as `http://${Host}${target}` and answers a TypeError from
+ * `new URL` with a 500 and its stack. A Host or target that makes no URL (a port over 65535, an
+ * IPv4 address over 255, `[:::::]`) is marked instead: the request goes on with a harmless URL to
+ * the app, which answers our 400 and so logs and counts it like any other. An absolute-form target
+ * (`GET http://host/path`, RFC 9112 §3.2.2) is taken as the origin-form it stands for.
+ */
+function checkTarget(req: IncomingMessage): void {
+  const host = req.headers.host;
+  let reason: string | undefined;
+  if (host !== undefined && (!SANE_HOST.test(host) || !URL.canParse(`http://${host}/`))) {
+    reason = 'The Host header is invalid.';
+  } else {
+    const target = req.url ?? '/';
+    const absolute = /^https?:\/\//i.test(target) ? URL.parse(target) : undefined;
+    if (absolute) req.url = `${absolute.pathname}${absolute.search}`;
+    else if (!target.startsWith('/') || !URL.canParse(`http://${host ?? 'localhost'}${target}`)) {
+      reason = 'The request target is invalid.';
+    }
+  }
+  if (reason === undefined) return;
+  invalidReasons.set(req, reason);
+  req.url = INVALID_REQUEST_PATH;
+  delete req.headers.host;
+}
+
+const CLIENT_ERROR_STATUS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'The request headers are too large.'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request took too long to arrive.'],
+};
+
+/**
+ * What node:http's parser refuses (a space in the target, a bad header line) gets our JSON
+ * instead of a bare `400 Bad Request`, and is told to `onClientError`.
+ */
+export function answerClientErrors(server: Server, onClientError: (code: string) => void): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const code = error.code ?? 'unknown';
+    if (code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    onClientError(code);
+    const [status, message] = CLIENT_ERROR_STATUS[code] ?? [400, 'The request is malformed.'];
+    const body = JSON.stringify({ message });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
-  res.end(JSON.stringify({ message }));
 }
 
 /** How long the rest of a refused body is read (and dropped) so the client gets to read the 413. */
@@ -55,7 +113,8 @@ function hasBody(req: IncomingMessage): boolean {
 
 /**
  * Guards at the node:http layer, before anything reads the request: the Host header must be a
- * host (it becomes the origin of links when PUBLIC_BASE_URL is unset), and the body is counted as
+ * host (it becomes the origin of links when PUBLIC_BASE_URL is unset) and with the target make a
+ * URL (see checkTarget), and the body is counted as
  * it arrives, chunked or not. Past `maxBodyBytes` the answer is 413 and the connection is closed;
  * nothing beyond the limit is kept. A body within the limit is handed on whole (whatwg-node's
  * adapter takes `req.body` as it is), so Yoga never reads the socket itself.
@@ -66,8 +125,7 @@ export function guardRequests(
 ): RequestListener {
   const tooLarge = `The request body must not be larger than ${maxBodyBytes} bytes.`;
   return (req, res) => {
-    const host = req.headers.host;
-    if (host !== undefined && !SANE_HOST.test(host)) return refuse(res, 400, 'The Host header is invalid.');
+    checkTarget(req);
     if (!hasBody(req)) return listener(req, res);
     if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) return refuseBody(req, res, tooLarge);
 

@@ -1,6 +1,8 @@
 import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Logger } from '../logger';
+import { jsonResponse } from './fetch-api';
+import { invalidRequestReason } from './node-guards';
 
 export interface ClientErrorOptions {
   /** Told of each refused request, at info level and without a stack. */
@@ -37,12 +39,21 @@ function supportedOperationTypesRule(context: ValidationContext): ASTVisitor {
 }
 
 /**
- * Client mistakes are client errors: malformed JSON bodies and GET `variables` / `extensions`
- * answer 400 with a message that names the parameter and nothing else (no parser text), and
- * unsupported operation types fail validation. Logged at info, never with a stack.
+ * Client mistakes are client errors: a Host or target no URL can be built from (marked by
+ * node-guards.ts), malformed JSON bodies and GET `variables` / `extensions` answer 400 with a
+ * message that names the parameter and nothing else (no parser text), and unsupported operation
+ * types fail validation. Logged at info, never with a stack.
  */
 export function useClientErrors({ logger }: ClientErrorOptions): Plugin {
   return {
+    onRequest({ request, serverContext, endResponse }) {
+      const reason = invalidRequestReason(serverContext);
+      if (!reason) return;
+      logger.info({ method: request.method, reason }, 'client error');
+      endResponse(
+        jsonResponse(400, { message: reason }, { 'cache-control': 'no-store', connection: 'close' }),
+      );
+    },
     onValidate({ addValidationRule }) {
       addValidationRule(supportedOperationTypesRule);
     },

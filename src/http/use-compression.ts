@@ -8,7 +8,7 @@ export interface CompressionOptions {
   minBytes: number;
 }
 
-type Encoding = 'br' | 'gzip';
+export type Encoding = 'br' | 'gzip';
 const ENCODINGS = ['br', 'gzip', 'identity'];
 
 /** Whole bodies only: event streams and multipart (incremental delivery) are left alone. */
@@ -22,7 +22,7 @@ const gzip = promisify(zlib.gzip);
  * Brotli at quality 4 is near gzip's speed with smaller output; 11 (zlib's default) took 30 ms on
  * a 20 KB product page and 40 s on the 9 MB GraphiQL page. Runs on libuv's thread pool.
  */
-function compress(body: Uint8Array, encoding: Encoding): Promise<Buffer> {
+export function compress(body: Uint8Array, encoding: Encoding): Promise<Buffer> {
   if (encoding === 'gzip') return gzip(body, { level: 6 });
   return brotli(body, {
     params: {
@@ -46,7 +46,7 @@ export function negotiateEncoding(acceptEncoding: string | null): Encoding | und
   return chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
 }
 
-function addVary(headers: Headers): void {
+export function addVary(headers: Headers): void {
   const vary = headers.get('vary');
   if (!vary) headers.set('vary', 'Accept-Encoding');
   else if (!/(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i.test(vary)) {

@@ -66,6 +66,47 @@ describe('cost of list arguments', () => {
   });
 });
 
+describe('cost of what runs, not of what was sent', () => {
+  const eight = (argument: string) =>
+    Array.from(
+      { length: 8 },
+      (_, index) => `a${index}: products(${argument}) { edges { node { ...AllProductFields } } }`,
+    ).join(' ');
+  const refused = (reply: Awaited<ReturnType<TestServer['graphql']>>) => {
+    expect(reply.body.data).toBeUndefined();
+    expect(reply.body.errors?.[0]?.message).toMatch(/^Query Cost limit of 150000 exceeded, found \d+\.$/);
+  };
+
+  it('refuses a size given as a variable default as it refuses the literal', async () => {
+    refused(await server.graphql(`{ ${eight('first: 100')} } ${PRODUCT_FIELDS}`));
+    // Before: this ran, 800 products and 888 kB.
+    refused(await server.graphql(`query ($n: Int = 100) { ${eight('first: $n')} } ${PRODUCT_FIELDS}`));
+    const ids = JSON.stringify(productIds(100));
+    const nodes = `query ($ids: [ID!] = ${ids}) { ${Array.from(
+      { length: 20 },
+      (_, index) => `n${index}: nodes(ids: $ids) { ...AllProductFields }`,
+    ).join(' ')} } ${PRODUCT_FIELDS}`;
+    refused(await server.graphql(nodes));
+  });
+
+  it('prices searches and filtered counts as the scans they are', async () => {
+    const searches = `{ ${Array.from(
+      { length: 20 },
+      (_, index) => `s${index}: products(first: 1, search: "card ${index}") { totalCount }`,
+    ).join(' ')} }`;
+    refused(await server.graphql(searches));
+    refused(
+      await server.graphql(
+        `{ ${Array.from({ length: 20 }, (_, index) => `c${index}: categories { name }`).join(' ')} }`,
+      ),
+    );
+    // One search with its count, as a shop's search page asks, runs.
+    expect(
+      dataOf(await server.graphql('{ products(first: 20, search: "card") { totalCount } }')),
+    ).toBeDefined();
+  });
+});
+
 describe('the response cache and viewers', () => {
   it("never serves a customer's order node result to anyone else", async () => {
     const bob = bearer(await mintToken({ sub: FIXTURE_CUSTOMERS.bob }));
