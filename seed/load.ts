@@ -1,5 +1,4 @@
 import type { Db, MongoServerError } from 'mongodb';
-import type { OrderDoc, ProductDoc } from '../src/db/documents';
 import { ensureIndexes } from '../src/db/mongo';
 import { createOrderRepository } from '../src/db/order-repository';
 import { createProductRepository } from '../src/db/product-repository';
@@ -11,15 +10,9 @@ export interface LoadCounts {
   orders: number;
 }
 
-/** The driver adds `_id` to the documents it inserts: never let it touch the exported fixtures. */
-function fixtureCopies(): { products: ProductDoc[]; orders: OrderDoc[] } {
-  return { products: structuredClone(FIXTURE_PRODUCTS), orders: structuredClone(FIXTURE_ORDERS) };
-}
-
 /**
- * Empties both collections by dropping them and re-creating their indexes, not with
- * deleteMany({}): FerretDB 1.24 on SQLite fails deleteMany({}) once a collection
- * holds more than about 32,000 documents ("SQL logic error: too many SQL variables").
+ * Empties both collections by dropping them and re-creating their indexes: dropping a table is
+ * instant where deleteMany({}) deletes (and later vacuums) every row.
  */
 export async function emptyCollections(db: Db): Promise<void> {
   await db.collection('products').drop();
@@ -31,11 +24,11 @@ export async function emptyCollections(db: Db): Promise<void> {
 export async function loadFixtures(db: Db): Promise<LoadCounts> {
   const products = createProductRepository(db);
   const orders = createOrderRepository(db);
-  const copies = fixtureCopies();
   await emptyCollections(db);
-  await products.insertMany(copies.products);
-  await orders.insertMany(copies.orders);
-  return { products: copies.products.length, orders: copies.orders.length };
+  // The repositories insert keyed copies (src/db/documents.ts): the exported fixtures stay as they are.
+  await products.insertMany(FIXTURE_PRODUCTS);
+  await orders.insertMany(FIXTURE_ORDERS);
+  return { products: FIXTURE_PRODUCTS.length, orders: FIXTURE_ORDERS.length };
 }
 
 async function isEmpty(db: Db, collection: string): Promise<boolean> {
@@ -54,10 +47,9 @@ function isDuplicateKey(error: unknown): boolean {
  */
 export async function seedFixturesIfEmpty(db: Db): Promise<boolean> {
   if (!(await isEmpty(db, 'products')) || !(await isEmpty(db, 'orders'))) return false;
-  const copies = fixtureCopies();
   try {
-    await createProductRepository(db).insertMany(copies.products);
-    await createOrderRepository(db).insertMany(copies.orders);
+    await createProductRepository(db).insertMany(FIXTURE_PRODUCTS);
+    await createOrderRepository(db).insertMany(FIXTURE_ORDERS);
   } catch (error) {
     if (isDuplicateKey(error)) return false;
     throw error;

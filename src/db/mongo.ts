@@ -49,29 +49,29 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
   return { client, db, close: () => client.close() };
 }
 
-/** Every read we serve, and the index that serves it on MongoDB (see docs/benchmarks.md). */
+/**
+ * Every read we serve, and the index that serves it (see docs/benchmarks.md). Products are keyed
+ * by `_id` = id and orders by `_id` = ulid (src/db/documents.ts): lookups, keyset bounds and every
+ * page order use the primary key. Secondary keys end in `_id` so MongoDB (MONGODB_URI) also walks
+ * them in page order; DocumentDB uses their equality prefix (a bitmap scan), then sorts.
+ */
 export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   products: [
-    { key: { id: 1 }, name: 'id_1', unique: true },
-    { key: { category_key: 1, id: 1 }, name: 'category_key_1_id_1' },
+    { key: { category_key: 1, _id: 1 }, name: 'category_key_1__id_1' },
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
   ],
   orders: [
-    { key: { ulid: 1 }, name: 'ulid_1', unique: true },
     { key: { id: 1 }, name: 'id_1', unique: true },
     { key: { 'items.id': 1 }, name: 'items.id_1' },
-    // Order lists walk ulid descending: one customer's (viewer.orders, orders with customerId), or
-    // every order in the given payment or fulfilment states ($in: one merged index scan per value).
-    { key: { customer_id: 1, ulid: -1 }, name: 'customer_id_1_ulid_-1' },
-    { key: { payment_status: 1, ulid: -1 }, name: 'payment_status_1_ulid_-1' },
-    { key: { fulfillment_status: 1, ulid: -1 }, name: 'fulfillment_status_1_ulid_-1' },
+    // Order lists walk _id (the ULID) descending: one customer's (viewer.orders, orders with
+    // customerId), or every order in the given payment or fulfilment states.
+    { key: { customer_id: 1, _id: -1 }, name: 'customer_id_1__id_-1' },
+    { key: { payment_status: 1, _id: -1 }, name: 'payment_status_1__id_-1' },
+    { key: { fulfillment_status: 1, _id: -1 }, name: 'fulfillment_status_1__id_-1' },
   ],
 };
 
-/**
- * Creates missing indexes only. Idempotent by construction: FerretDB 1.24 drops the connection
- * when asked to create an index that already exists, so we never ask.
- */
+/** Creates missing indexes only, so a start on a loaded database sends no index builds at all. */
 export async function ensureIndexes(db: Db): Promise<string[]> {
   const created: string[] = [];
   for (const [collectionName, wanted] of Object.entries(INDEXES)) {

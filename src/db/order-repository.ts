@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { ReadLimits } from './deadline';
-import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
+import { orderRecord, type FulfillmentStatus, type OrderDoc, type PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
 export interface OrderCriteria {
@@ -58,7 +58,8 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
   const filter: Filter<OrderDoc> = {};
   if (criteria.customerId !== undefined) filter.customer_id = criteria.customerId;
   const ulid = ulidRange(criteria, window);
-  if (Object.keys(ulid).length > 0) filter.ulid = ulid;
+  // `_id` is the ULID (src/db/documents.ts): a range on it bounds the primary key walk.
+  if (Object.keys(ulid).length > 0) filter._id = ulid;
   if (criteria.paymentStatuses) filter.payment_status = { $in: [...criteria.paymentStatuses] };
   if (criteria.fulfillmentStatuses) filter.fulfillment_status = { $in: [...criteria.fulfillmentStatuses] };
   if (criteria.currency !== undefined) filter.currency = criteria.currency;
@@ -77,7 +78,7 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
   return {
     /** `ulid` must already be canonical (upper case). */
     async findByUlid(ulid: string): Promise<OrderDoc | null> {
-      return orders.findOne({ ulid }, { projection: PROJECTION, ...reads });
+      return orders.findOne({ _id: ulid }, { projection: PROJECTION, ...reads });
     },
 
     async findByIds(ids: readonly number[]): Promise<OrderDoc[]> {
@@ -95,24 +96,23 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
       // One batch for the whole window (see the product repository's findWindow).
       return orders
         .find(orderFilter(criteria, window), { projection: PROJECTION, ...reads })
-        .sort({ ulid: window.oldestFirst ? 1 : -1 })
+        .sort({ _id: window.oldestFirst ? 1 : -1 })
         .limit(window.limit)
         .batchSize(window.limit)
         .toArray();
     },
 
     async countMatching(criteria: OrderCriteria): Promise<number> {
-      const filter = orderFilter(criteria);
-      if (Object.keys(filter).length === 0) return orders.estimatedDocumentCount(reads);
-      return orders.countDocuments(filter, reads);
+      // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
+      return orders.countDocuments(orderFilter(criteria), reads);
     },
 
     async count(): Promise<number> {
-      return orders.estimatedDocumentCount(reads);
+      return orders.countDocuments({}, reads);
     },
 
     async insertMany(docs: OrderDoc[]): Promise<void> {
-      if (docs.length > 0) await orders.insertMany(docs, { ordered: false });
+      if (docs.length > 0) await orders.insertMany(docs.map(orderRecord), { ordered: false });
     },
   };
 }

@@ -1,7 +1,7 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Db, Filter } from 'mongodb';
 import type { ReadLimits } from './deadline';
-import type { ProductDoc } from './documents';
+import { productRecord, type ProductDoc } from './documents';
 
 export interface ProductCriteria {
   /** Every word must occur, case-insensitively, in one of the searchable fields. */
@@ -20,7 +20,14 @@ export interface KeysetWindow {
 
 const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_name', 'tags'] as const;
 const PROJECTION = { _id: 0 } as const;
-const ID_ORDER = { id: 1 } as const;
+/** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
+const ID_ORDER = { _id: 1 } as const;
+const KEYS_ONLY = { _id: 1 } as const;
+/**
+ * From this skip on, a numbered page first skips over keys alone and then fetches its rows by key:
+ * skipping full documents costs their decoding (docs/benchmarks.md, "Deep pages").
+ */
+export const DEEP_PAGE_SKIP = 1_000;
 
 /** A category or brand with how many products it has. */
 export interface GroupCount {
@@ -50,8 +57,10 @@ export function productFilter(criteria: ProductCriteria): Filter<ProductDoc> {
   return { $and: clauses };
 }
 
-function isUnfiltered(criteria: ProductCriteria): boolean {
-  return criteria.words.length === 0 && criteria.category === undefined;
+/** `rows` (in any order) in the order of `ids`. */
+function inKeyOrder(ids: readonly number[], rows: ProductDoc[]): ProductDoc[] {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
@@ -59,45 +68,49 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
-  /**
-   * Grouped on (key, name) because FerretDB 1.24 implements only $count and $sum in $group; rows
-   * whose names differ only in case (one key) are merged here, keeping the lowest name.
-   */
+  /** One row per key; names that differ only in case share a key, and the lowest one is shown. */
   async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
     const rows = await products
-      .aggregate<{ _id: { key: string; name: string }; productCount: number }>(
-        [{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }],
+      .aggregate<GroupCount>(
+        [
+          { $group: { _id: key, name: { $min: name }, productCount: { $sum: 1 } } },
+          { $project: { _id: 0, key: '$_id', name: 1, productCount: 1 } },
+        ],
         reads,
       )
       .toArray();
-    const byKey = new Map<string, GroupCount>();
-    for (const { _id, productCount } of rows) {
-      const seen = byKey.get(_id.key);
-      if (!seen) byKey.set(_id.key, { key: _id.key, name: _id.name, productCount });
-      else
-        byKey.set(_id.key, {
-          ...seen,
-          name: seen.name < _id.name ? seen.name : _id.name,
-          productCount: seen.productCount + productCount,
-        });
-    }
-    return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
+    return rows.sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
   }
 
   return {
     async count(criteria: ProductCriteria): Promise<number> {
-      if (isUnfiltered(criteria)) return products.estimatedDocumentCount(reads);
+      // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
       return products.countDocuments(productFilter(criteria), reads);
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */
     async findPage(criteria: ProductCriteria, skip: number, limit: number): Promise<ProductDoc[]> {
-      return products
-        .find(productFilter(criteria), { projection: PROJECTION, ...reads })
+      const filter = productFilter(criteria);
+      if (skip < DEEP_PAGE_SKIP) {
+        return products
+          .find(filter, { projection: PROJECTION, ...reads })
+          .sort(ID_ORDER)
+          .skip(skip)
+          .limit(limit)
+          .toArray();
+      }
+      const keys = await products
+        .find(filter, { projection: KEYS_ONLY, ...reads })
         .sort(ID_ORDER)
         .skip(skip)
         .limit(limit)
         .toArray();
+      return inKeyOrder(
+        keys.map((key) => key._id as number),
+        await products
+          .find({ _id: { $in: keys.map((key) => key._id as number) } }, { projection: PROJECTION, ...reads })
+          .toArray(),
+      );
     },
 
     /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
@@ -107,13 +120,13 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
       const base = productFilter(criteria);
       const filter: Filter<ProductDoc> = Object.keys(idRange).length
-        ? { $and: [base, { id: idRange }] }
+        ? { $and: [base, { _id: idRange }] }
         : base;
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
         .find(filter, { projection: PROJECTION, ...reads })
-        .sort({ id: window.descending ? -1 : 1 })
+        .sort({ _id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .batchSize(window.limit)
         .toArray();
@@ -132,7 +145,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     },
 
     async findByIds(ids: readonly number[]): Promise<ProductDoc[]> {
-      return products.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads }).toArray();
+      return products.find({ _id: { $in: [...ids] } }, { projection: PROJECTION, ...reads }).toArray();
     },
 
     async findByVariantIds(ids: readonly number[]): Promise<ProductDoc[]> {
@@ -142,7 +155,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     },
 
     async insertMany(docs: ProductDoc[]): Promise<void> {
-      if (docs.length > 0) await products.insertMany(docs, { ordered: false });
+      if (docs.length > 0) await products.insertMany(docs.map(productRecord), { ordered: false });
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProductDoc } from '../../src/db/documents';
+import { productRecord, type ProductDoc } from '../../src/db/documents';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import { ORDER_FIELDS, PRODUCT_FIELDS, dataOf, globalId } from './helpers';
@@ -41,7 +41,7 @@ beforeAll(async () => {
       variant: { ...copy.variant, id: 1000 + id },
     };
   });
-  await server.testDb.db.collection<ProductDoc>('products').insertMany(extra);
+  await server.testDb.db.collection<ProductDoc>('products').insertMany(extra.map(productRecord));
   admin = bearer(await mintToken({ sub: 'support_agent', scope: 'orders:read:all' }));
   server.database.client.on('commandStarted', (event) => {
     if (event.databaseName === server.testDb.dbName && !HOUSEKEEPING.has(event.commandName))
