@@ -1,3 +1,5 @@
+import { searchFields, type SearchFields } from './product-search';
+
 /** Money as stored: integer minor units plus ISO 4217 code. Never binary floating point. */
 export interface MoneyDoc {
   amount: number;
@@ -86,9 +88,9 @@ export interface OrderDoc {
   updated_at: Date;
 }
 
-/** A product as stored: keyed by its id. */
-export function productRecord(product: ProductDoc): ProductDoc & { _id: number } {
-  return { ...product, _id: product.id };
+/** A product as stored: keyed by its id, with the grams of its searchable text. */
+export function productRecord(product: ProductDoc): ProductDoc & { _id: number } & SearchFields {
+  return { ...product, _id: product.id, ...searchFields(product) };
 }
 
 /** An order as stored: keyed by its ULID. */

@@ -9,6 +9,7 @@ import {
   type IndexDescription,
 } from 'mongodb';
 import { DatabaseTimeoutError } from './deadline';
+import { SEARCH_GRAMS_INDEX, SEARCH_GRAMS_VERSION_INDEX } from './product-search';
 
 export interface MongoSettings {
   uri: string;
@@ -59,6 +60,8 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   products: [
     { key: { category_key: 1, _id: 1 }, name: 'category_key_1__id_1' },
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
+    SEARCH_GRAMS_INDEX,
+    SEARCH_GRAMS_VERSION_INDEX,
   ],
   orders: [
     { key: { id: 1 }, name: 'id_1', unique: true },

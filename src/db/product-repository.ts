@@ -1,7 +1,13 @@
-import escapeStringRegexp from 'escape-string-regexp';
 import type { Db, Filter } from 'mongodb';
 import type { ReadLimits } from './deadline';
 import { productRecord, type ProductDoc } from './documents';
+import {
+  planSearch,
+  searchClauses,
+  WALK_BUDGET,
+  WITHOUT_SEARCH_FIELDS,
+  type SearchPlan,
+} from './product-search';
 
 export interface ProductCriteria {
   /** Every word must occur, case-insensitively, in one of the searchable fields. */
@@ -18,8 +24,7 @@ export interface KeysetWindow {
   descending: boolean;
 }
 
-const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_name', 'tags'] as const;
-const PROJECTION = { _id: 0 } as const;
+const PROJECTION = { _id: 0, ...WITHOUT_SEARCH_FIELDS } as const;
 /** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
 const ID_ORDER = { _id: 1 } as const;
 const KEYS_ONLY = { _id: 1 } as const;
@@ -45,12 +50,14 @@ export function categoryKey(category: string): string {
   return category.toLowerCase();
 }
 
-/** User text is escaped, so it is matched literally and can never act as a pattern or operator. */
-export function productFilter(criteria: ProductCriteria): Filter<ProductDoc> {
-  const clauses: Filter<ProductDoc>[] = criteria.words.map((word) => {
-    const literal = { $regex: escapeStringRegexp(word), $options: 'i' };
-    return { $or: SEARCHABLE_FIELDS.map((field) => ({ [field]: literal })) };
-  });
+const SCAN: SearchPlan = { kind: 'scan' };
+
+/**
+ * User text is escaped, so it is matched literally and can never act as a pattern or operator.
+ * The plan only adds the grams that let an index pick candidates (src/db/product-search.ts).
+ */
+export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN): Filter<ProductDoc> {
+  const clauses = searchClauses(criteria.words, plan);
   if (criteria.category !== undefined) clauses.unshift({ category_key: categoryKey(criteria.category) });
   if (clauses.length === 0) return {};
   if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
@@ -67,6 +74,39 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
+
+  function plan(criteria: ProductCriteria): Promise<SearchPlan> {
+    return criteria.words.length > 0 ? planSearch(products, criteria.words, reads) : Promise.resolve(SCAN);
+  }
+
+  /**
+   * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
+   * null when they hold too few matches to fill it: then the index is cheaper.
+   */
+  async function walk(
+    criteria: ProductCriteria,
+    idRange: object | undefined,
+    direction: 1 | -1,
+    skip: number,
+    limit: number,
+  ): Promise<ProductDoc[] | null> {
+    if (criteria.category !== undefined || skip + limit > WALK_BUDGET) return null;
+    const rows = await products
+      .aggregate<ProductDoc>(
+        [
+          ...(idRange ? [{ $match: { _id: idRange } }] : []),
+          { $sort: { _id: direction } },
+          { $limit: WALK_BUDGET },
+          { $match: productFilter(criteria) },
+          ...(skip > 0 ? [{ $skip: skip }] : []),
+          { $limit: limit },
+          { $project: PROJECTION },
+        ],
+        reads,
+      )
+      .toArray();
+    return rows.length === limit ? rows : null;
+  }
 
   /** One row per key; names that differ only in case share a key, and the lowest one is shown. */
   async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
@@ -85,12 +125,17 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   return {
     async count(criteria: ProductCriteria): Promise<number> {
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
-      return products.countDocuments(productFilter(criteria), reads);
+      return products.countDocuments(productFilter(criteria, await plan(criteria)), reads);
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */
     async findPage(criteria: ProductCriteria, skip: number, limit: number): Promise<ProductDoc[]> {
-      const filter = productFilter(criteria);
+      const searchPlan = await plan(criteria);
+      if (searchPlan.kind === 'grams') {
+        const walked = await walk(criteria, undefined, 1, skip, limit);
+        if (walked) return walked;
+      }
+      const filter = productFilter(criteria, searchPlan);
       if (skip < DEEP_PAGE_SKIP) {
         return products
           .find(filter, { projection: PROJECTION, ...reads })
@@ -118,10 +163,20 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       const idRange: { $gt?: number; $lt?: number } = {};
       if (window.afterId !== undefined) idRange.$gt = window.afterId;
       if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
-      const base = productFilter(criteria);
-      const filter: Filter<ProductDoc> = Object.keys(idRange).length
-        ? { $and: [base, { _id: idRange }] }
-        : base;
+      const bounded = Object.keys(idRange).length > 0;
+      const searchPlan = await plan(criteria);
+      if (searchPlan.kind === 'grams') {
+        const walked = await walk(
+          criteria,
+          bounded ? idRange : undefined,
+          window.descending ? -1 : 1,
+          0,
+          window.limit,
+        );
+        if (walked) return walked;
+      }
+      const base = productFilter(criteria, searchPlan);
+      const filter: Filter<ProductDoc> = bounded ? { $and: [base, { _id: idRange }] } : base;
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
