@@ -2,7 +2,7 @@ import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderDoc } from '../../src/db/documents';
 import { connectDatabase, type Database } from '../../src/db/mongo';
-import { createOrderRepository, type OrderRepository } from '../../src/db/order-repository';
+import { createOrderRepository, RECENT_WALK, type OrderRepository } from '../../src/db/order-repository';
 import { createProductRepository, type ProductRepository } from '../../src/db/product-repository';
 import { loadGenerated } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
@@ -26,6 +26,8 @@ let seen: CommandStartedEvent[] = [];
 let products: ProductRepository;
 let orders: OrderRepository;
 let sample: OrderDoc;
+/** A customer with a few orders, none among the newest RECENT_WALK. */
+let rareCustomer: string;
 
 beforeAll(async () => {
   tdb = await openTestDatabase('plans');
@@ -37,6 +39,23 @@ beforeAll(async () => {
   products = createProductRepository(watched.db);
   orders = createOrderRepository(watched.db);
   sample = (await tdb.db.collection<OrderDoc>('orders').findOne({ id: ORDERS / 2 }))!;
+  const oldest = await tdb.db
+    .collection<OrderDoc>('orders')
+    .find({}, { projection: { customer_id: 1 } })
+    .sort({ _id: 1 })
+    .limit(200)
+    .toArray();
+  const recent = new Set(
+    (
+      await tdb.db
+        .collection<OrderDoc>('orders')
+        .find({}, { projection: { customer_id: 1 } })
+        .sort({ _id: -1 })
+        .limit(RECENT_WALK)
+        .toArray()
+    ).map((order) => order.customer_id),
+  );
+  rareCustomer = oldest.find((order) => !recent.has(order.customer_id))!.customer_id;
 }, 180_000);
 
 afterAll(async () => {
@@ -178,12 +197,23 @@ describe('order reads at 20,000 orders', () => {
     expectIndexed(byItems!, 'items.id');
   });
 
-  it("a customer's newest orders, and their count, through the customer index", async () => {
-    const [page] = await plansOf(() =>
-      orders.findWindow({ customerId: sample.customer_id }, { limit: 11, oldestFirst: false }),
+  it("a frequent customer's newest orders: a bounded walk of the primary key, in order", async () => {
+    // cus_000001 places about a tenth of the orders (seed/generator.ts): the walk fills the page.
+    const plans = await plansOf(() =>
+      orders.findWindow({ customerId: 'cus_000001' }, { limit: 11, oldestFirst: false }),
     );
-    expectIndexed(page!, 'customer_id');
-    const [count] = await plansOf(() => orders.countMatching({ customerId: sample.customer_id }));
+    expect(plans.map((plan) => plan.command)).toEqual(['aggregate']);
+    expectOrderedByIndex(plans[0]!);
+    expect(plans[0]!.nodes.find((node) => node['Node Type'] === 'Index Scan')?.['Index Name']).toBe('_id_');
+  });
+
+  it("a rare customer's orders: the walk falls short, then the customer index (sorting only theirs)", async () => {
+    const plans = await plansOf(() =>
+      orders.findWindow({ customerId: rareCustomer }, { limit: 11, oldestFirst: false }),
+    );
+    expect(plans.map((plan) => plan.command)).toEqual(['aggregate', 'find']);
+    expectIndexed(plans[1]!, 'customer_id');
+    const [count] = await plansOf(() => orders.countMatching({ customerId: rareCustomer }));
     expectIndexed(count!, 'customer_id');
   });
 

@@ -2,6 +2,7 @@ import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeTime } from 'ulid';
 import { INDEXES } from '../../src/db/mongo';
+import { RECENT_WALK } from '../../src/db/order-repository';
 import { FIXTURE_ORDERS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
@@ -247,16 +248,55 @@ describe('GraphQL order lists', () => {
     return Object.keys(index!.key);
   }
 
-  it('viewer.orders: one find on customer_id, sorted _id (the ULID) descending, limit first + 1, items embedded', async () => {
+  /**
+   * An order list's query, whichever plan sent it: the bounded walk of the newest orders (an
+   * aggregation: key range, sort, $limit RECENT_WALK, the other members, the window's limit) or a
+   * find (every member at once; hinted to the member's index after a walk that fell short).
+   */
+  function orderList(command: Document) {
+    if (command.find !== undefined)
+      return {
+        filter: command.filter as Document,
+        sort: plain(command.sort),
+        limit: command.limit as number,
+        hint: command.hint as string | undefined,
+      };
+    const stages = (command.pipeline as Document[]).map((stage) => plain(stage) as Document);
+    const walk = stages.findIndex((stage) => stage.$limit === RECENT_WALK);
+    expect(walk, JSON.stringify(stages)).toBeGreaterThan(0);
+    const keyRange = stages.slice(0, walk).find((stage) => '$match' in stage)?.$match as Document | undefined;
+    return {
+      filter: { ...(stages[walk + 1]!.$match as Document), ...keyRange },
+      sort: plain(stages[walk - 1]!.$sort),
+      limit: stages[walk + 2]!.$limit as number,
+      hint: undefined,
+    };
+  }
+
+  it("viewer.orders: the newest orders walked on _id (the ULID), filtered to the customer's, limit first + 1", async () => {
     const seen = await graphqlCommands(MINE, { first: 5 }, bearer(aliceToken));
-    expect(seen.names).toEqual(['find']);
-    const find = seen.commands[0]!;
-    expect(find.find).toBe('orders');
-    expect(find.filter).toEqual({ customer_id: 'cus_alice' });
-    expect(plain(find.sort)).toEqual({ _id: -1 });
-    expect(find.limit).toBe(6);
-    expect(find.skip ?? 0).toBe(0);
-    expect(plain(find.projection)).toEqual({ _id: 0 });
+    // cus_alice has 13 of the 17 orders: the bounded walk fills the window alone.
+    expect(seen.names).toEqual(['aggregate']);
+    expect(seen.commands[0]!.aggregate).toBe('orders');
+    expect(orderList(seen.commands[0]!)).toEqual({
+      filter: { customer_id: 'cus_alice' },
+      sort: { _id: -1 },
+      limit: 6,
+      hint: undefined,
+    });
+    expect((seen.commands[0]!.pipeline as Document[]).at(-1)).toEqual({ $project: { _id: 0 } });
+  });
+
+  it("a customer with few orders: the walk falls short, then the customer's index answers", async () => {
+    const bob = bearer(await mintToken({ sub: 'cus_bob' }));
+    const seen = await graphqlCommands(MINE, { first: 5 }, bob);
+    expect(seen.names).toEqual(['aggregate', 'find']);
+    expect(orderList(seen.commands[1]!)).toEqual({
+      filter: { customer_id: 'cus_bob' },
+      sort: { _id: -1 },
+      limit: 6,
+      hint: 'customer_id_1__id_-1',
+    });
   });
 
   it('pages on with an _id bound: $lt after a cursor, $gt and an ascending walk before one', async () => {
@@ -267,18 +307,17 @@ describe('GraphQL order lists', () => {
       { first: 2, after: page.pageInfo.endCursor },
       bearer(aliceToken),
     );
-    expect(next.names).toEqual(['find']);
-    const after = next.commands[0]!;
+    const after = orderList(next.commands[0]!);
     expect(after.filter).toEqual({ customer_id: 'cus_alice', _id: { $lt: expect.stringMatching(/^01/) } });
-    expect(plain(after.sort)).toEqual({ _id: -1 });
+    expect(after.sort).toEqual({ _id: -1 });
     const back = await graphqlCommands(
       MINE,
       { last: 2, before: page.pageInfo.endCursor },
       bearer(aliceToken),
     );
-    const before = back.commands[0]!;
+    const before = orderList(back.commands[0]!);
     expect(before.filter).toEqual({ customer_id: 'cus_alice', _id: { $gt: expect.stringMatching(/^01/) } });
-    expect(plain(before.sort)).toEqual({ _id: 1 });
+    expect(before.sort).toEqual({ _id: 1 });
     expect(before.limit).toBe(3);
   });
 
@@ -328,21 +367,23 @@ describe('GraphQL order lists', () => {
       'fulfillment_status_1__id_-1',
       { fulfillmentStatus: ['PROCESSING', 'PARTIALLY_FULFILLED'] },
     ],
-  ])('orders with %s: one find, walked in _id (ULID) order on %s', async (_name, index, filter) => {
+  ])('orders with %s: in _id (ULID) order, served by %s', async (_name, index, filter) => {
     const seen = await graphqlCommands(LIST, { first: 5, filter }, support);
-    expect(seen.names).toEqual(['find']);
-    const find = seen.commands[0]!;
-    expect(plain(find.sort)).toEqual({ _id: -1 });
-    expect(find.limit).toBe(6);
-    expect(servedBy(filterFields(find.filter), ['_id'], [indexKey(index)])).toBe(true);
+    // A list without an indexed member is one find on the primary key; one with such a member is
+    // the bounded walk, then (when it falls short) a find hinted to that member's index.
+    const last = orderList(seen.commands.at(-1)!);
+    if (index === '_id_') expect(seen.names).toEqual(['find']);
+    else if (seen.names.length === 2) expect(last.hint).toBe(index);
+    expect(last.sort).toEqual({ _id: -1 });
+    expect(last.limit).toBe(6);
+    expect(servedBy(filterFields(last.filter), ['_id'], [indexKey(index)])).toBe(true);
   });
 
   it('counts with the same filter, without the keyset bound, only when totalCount is asked', async () => {
     const query = LIST.replace('edges {', 'totalCount edges {');
     const seen = await graphqlCommands(query, { first: 1, filter: { paymentStatus: ['PENDING'] } }, support);
-    expect(seen.names).toHaveLength(2);
-    expect(seen.names[0]).toBe('find');
-    expect(countFilter(seen.commands[1]!)).toEqual({ payment_status: { $in: ['pending'] } });
+    expect(seen.names.at(-1)).toBe('aggregate');
+    expect(countFilter(seen.commands.at(-1)!)).toEqual({ payment_status: { $in: ['pending'] } });
   });
 
   it('sends nothing for a caller who may not list orders', async () => {
