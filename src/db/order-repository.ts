@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { ReadLimits } from './deadline';
+import { INDEXES } from './mongo';
 import { orderRecord, type FulfillmentStatus, type OrderDoc, type PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
@@ -70,6 +71,21 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
   return filter;
 }
 
+/** Orders an order list walks newest-first before it reads its filter's index instead. */
+export const RECENT_WALK = 2_000;
+
+function indexLeadingWith(field: keyof OrderDoc): string {
+  return INDEXES.orders.find((index) => Object.keys(index.key)[0] === field)?.name as string;
+}
+
+/** The index of the most selective member a list filters on, if any. */
+function narrowingIndex(criteria: OrderCriteria): string | undefined {
+  if (criteria.customerId !== undefined) return indexLeadingWith('customer_id');
+  if (criteria.fulfillmentStatuses) return indexLeadingWith('fulfillment_status');
+  if (criteria.paymentStatuses) return indexLeadingWith('payment_status');
+  return undefined;
+}
+
 export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
@@ -91,15 +107,41 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
         .toArray();
     },
 
-    /** Keyset paging on `ulid`: one `find` per page, items embedded, deep pages as cheap as the first. */
+    /**
+     * Keyset paging on `_id` (the ULID), items embedded. DocumentDB orders only by the primary key,
+     * so a list narrowed by an indexed member (a customer, states) has two plans, each cheap for
+     * one kind of list: walk the newest orders and filter (a customer with many orders), or read
+     * the member's index and sort what it finds (a customer with few). The walk goes first,
+     * bounded to RECENT_WALK orders; when that does not fill the window, the index does.
+     */
     async findWindow(criteria: OrderCriteria, window: OrderWindow): Promise<OrderDoc[]> {
+      const filter = orderFilter(criteria, window);
+      const order = { _id: window.oldestFirst ? 1 : -1 } as const;
+      const index = narrowingIndex(criteria);
       // One batch for the whole window (see the product repository's findWindow).
-      return orders
-        .find(orderFilter(criteria, window), { projection: PROJECTION, ...reads })
-        .sort({ _id: window.oldestFirst ? 1 : -1 })
-        .limit(window.limit)
-        .batchSize(window.limit)
+      const find = (hint?: string) =>
+        orders
+          .find(filter, { projection: PROJECTION, ...(hint ? { hint } : {}), ...reads })
+          .sort(order)
+          .limit(window.limit)
+          .batchSize(window.limit)
+          .toArray();
+      if (index === undefined) return find();
+      const { _id: keyRange, ...members } = filter;
+      const recent = await orders
+        .aggregate<OrderDoc>(
+          [
+            ...(keyRange === undefined ? [] : [{ $match: { _id: keyRange } }]),
+            { $sort: order },
+            { $limit: RECENT_WALK },
+            { $match: members },
+            { $limit: window.limit },
+            { $project: PROJECTION },
+          ],
+          { ...reads, batchSize: window.limit },
+        )
         .toArray();
+      return recent.length === window.limit ? recent : find(index);
     },
 
     async countMatching(criteria: OrderCriteria): Promise<number> {

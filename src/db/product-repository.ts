@@ -27,13 +27,6 @@ export interface KeysetWindow {
 const PROJECTION = { _id: 0, ...WITHOUT_SEARCH_FIELDS } as const;
 /** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
 const ID_ORDER = { _id: 1 } as const;
-const KEYS_ONLY = { _id: 1 } as const;
-/**
- * From this skip on, a numbered page first skips over keys alone and then fetches its rows by key:
- * skipping full documents costs their decoding (docs/benchmarks.md, "Deep pages").
- */
-export const DEEP_PAGE_SKIP = 1_000;
-
 /** A category or brand with how many products it has. */
 export interface GroupCount {
   /** The category key (lower-cased name) or the brand id. */
@@ -62,12 +55,6 @@ export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN
   if (clauses.length === 0) return {};
   if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
   return { $and: clauses };
-}
-
-/** `rows` (in any order) in the order of `ids`. */
-function inKeyOrder(ids: readonly number[], rows: ProductDoc[]): ProductDoc[] {
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
@@ -135,27 +122,21 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
         const walked = await walk(criteria, undefined, 1, skip, limit);
         if (walked) return walked;
       }
-      const filter = productFilter(criteria, searchPlan);
-      if (skip < DEEP_PAGE_SKIP) {
-        return products
-          .find(filter, { projection: PROJECTION, ...reads })
-          .sort(ID_ORDER)
-          .skip(skip)
-          .limit(limit)
-          .toArray();
-      }
-      const keys = await products
-        .find(filter, { projection: KEYS_ONLY, ...reads })
-        .sort(ID_ORDER)
-        .skip(skip)
-        .limit(limit)
+      // An aggregation, not find: find evaluates its projection on every row it skips (a deep
+      // page decoded each skipped document); here the skip happens before the projection.
+      const skipped = skip > 0 ? [{ $skip: skip }] : [];
+      return products
+        .aggregate<ProductDoc>(
+          [
+            { $match: productFilter(criteria, searchPlan) },
+            { $sort: ID_ORDER },
+            ...skipped,
+            { $limit: limit },
+            { $project: PROJECTION },
+          ],
+          reads,
+        )
         .toArray();
-      return inKeyOrder(
-        keys.map((key) => key._id as number),
-        await products
-          .find({ _id: { $in: keys.map((key) => key._id as number) } }, { projection: PROJECTION, ...reads })
-          .toArray(),
-      );
     },
 
     /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
