@@ -10,6 +10,7 @@ import { productFilter } from '../src/db/product-repository';
 import { criteriaFor } from '../src/catalog/product-query';
 import { loadGenerated } from '../seed/load';
 import { median } from './median';
+import { measureSearch } from './search-rows';
 import { startServerProcess, type ServerProcess } from './servers';
 
 const USAGE = `Usage: npm run bench:scale -- [options]
@@ -21,6 +22,8 @@ running server, one at a time, and prints a table of medians per size. Each size
   --samples N       Timed requests per row, after 2 untimed ones (default 15)
   --seed S          Generator seed (default 42)
   --batch-size B    Documents per insert (default 5000)
+  --reuse           Keep data already loaded at exactly this size (no reload)
+  --rows R          all (default) or search (issue 20's search rows only)
   -h, --help        This help
 
 The database is the embedded one in bench/.data/scale (or MONGODB_URI). The count's share of a
@@ -159,6 +162,27 @@ async function measureStep(db: Db, origin: string, size: Size, samples: number):
   return rows;
 }
 
+async function loadedSize(db: Db, size: Size): Promise<boolean> {
+  const [products, orders] = await Promise.all([
+    db.collection('products').countDocuments({}),
+    db.collection('orders').countDocuments({}),
+  ]);
+  return products === size.products && orders === size.orders;
+}
+
+async function measureRows(
+  which: string,
+  db: Db,
+  origin: string,
+  size: Size,
+  samples: number,
+): Promise<Row[]> {
+  const rows = which === 'search' ? [] : await measureStep(db, origin, size, samples);
+  const large = size.products >= 1_000_000;
+  const search = await measureSearch(db, origin, (run) => timed(run, samples), log);
+  return [...rows, ...search.map((row) => (large ? row : { name: row.name, medianMs: row.medianMs }))];
+}
+
 function table(steps: Step[]): string {
   const names = [...new Set(steps.flatMap((step) => step.rows.map((row) => row.name)))];
   const header = ['request', ...steps.map((step) => `${step.products / 1000}k / ${step.orders / 1000}k`)];
@@ -185,6 +209,8 @@ async function main(): Promise<void> {
       samples: { type: 'string', default: '15' },
       seed: { type: 'string', default: '42' },
       'batch-size': { type: 'string', default: '5000' },
+      reuse: { type: 'boolean', default: false },
+      rows: { type: 'string', default: 'all' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -214,6 +240,12 @@ async function main(): Promise<void> {
     });
     const steps: Step[] = [];
     for (const size of sizes) {
+      if (values.reuse && (await loadedSize(database.db, size))) {
+        log(`reusing ${size.products} products and ${size.orders} orders`);
+        const rows = await measureRows(values.rows, database.db, server.origin, size, samples);
+        steps.push({ ...size, docsPerSecond: 0, loadSeconds: 0, rows });
+        continue;
+      }
       log(`loading ${size.products} products and ${size.orders} orders …`);
       let lastPercent = -10;
       const result = await loadGenerated(database.db, {
@@ -230,7 +262,7 @@ async function main(): Promise<void> {
       });
       const docsPerSecond = Math.round(result.docsPerSecond);
       log(`loaded in ${(result.elapsedMs / 1000).toFixed(1)} s: ${docsPerSecond} documents/s`);
-      const rows = await measureStep(database.db, server.origin, size, samples);
+      const rows = await measureRows(values.rows, database.db, server.origin, size, samples);
       steps.push({ ...size, docsPerSecond, loadSeconds: Math.round(result.elapsedMs / 1000), rows });
     }
     const output = table(steps);

@@ -4,6 +4,7 @@ import { productRecord, type ProductDoc } from './documents';
 import {
   planSearch,
   searchClauses,
+  searchHint,
   WALK_BUDGET,
   WITHOUT_SEARCH_FIELDS,
   type SearchPlan,
@@ -134,7 +135,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
             { $limit: limit },
             { $project: PROJECTION },
           ],
-          reads,
+          { ...reads, ...searchHint(searchPlan) },
         )
         .toArray();
     },
@@ -161,7 +162,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
-        .find(filter, { projection: PROJECTION, ...reads })
+        .find(filter, { projection: PROJECTION, ...reads, ...searchHint(searchPlan) })
         .sort({ _id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .batchSize(window.limit)
