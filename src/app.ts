@@ -11,6 +11,7 @@ import { instrumented, type AsyncMethods } from './db/instrumented';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
+import { countUnindexed } from './db/product-search';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
@@ -28,7 +29,7 @@ import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
 import { useRateLimits } from './limits/use-rate-limits';
 import { persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
-import { createMetrics } from './observability/metrics';
+import { createMetrics, registerUnindexedGauge } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -79,6 +80,8 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
   const metrics = config.metrics ? createMetrics() : undefined;
+  if (metrics)
+    registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   const timed = <T extends AsyncMethods>(name: string, repository: T): T =>
     metrics ? instrumented(name, repository, metrics.observeQuery) : repository;

@@ -59,6 +59,9 @@ export async function hasUnindexed(products: Collection<ProductDoc>, reads: obje
   return found.some((doc) => doc !== null);
 }
 
+/** What writes the grams onto products written by other systems (scripts/search-index.ts). */
+export const SEARCH_INDEX_COMMAND = 'npm run search:index';
+
 /** How many products have missing or stale grams (`npm run search:index` makes them current). */
 export async function countUnindexed(products: Collection<ProductDoc>): Promise<number> {
   const counts = await Promise.all(UNINDEXED.map((filter) => products.countDocuments(filter)));
