@@ -6,6 +6,7 @@ import { createProductRepository } from '../../src/db/product-repository';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { generateProduct } from '../../seed/generator';
 import { loadFixtures, loadGenerated, seedFixturesIfEmpty, type LoadProgress } from '../../seed/load';
+import { searchFields } from '../../src/db/product-search';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 let tdb: TestDatabase;
@@ -97,9 +98,12 @@ describe('seed loading', () => {
     expect(result.elapsedMs).toBeGreaterThan(0);
     expect(result.docsPerSecond).toBeGreaterThan(0);
     expect(await counts()).toEqual({ products: 3000, orders: 1200 });
-    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual(
-      generateProduct(7, 1234),
-    );
+    // Stored with the grams search reads (src/db/product-search.ts).
+    const generated = generateProduct(7, 1234);
+    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual({
+      ...generated,
+      ...searchFields(generated),
+    });
     expect(await ordersOf().countDocuments({ customer_id: 'cus_alice' })).toBe(0);
 
     expect(progress.length).toBe(5);
@@ -121,9 +125,11 @@ describe('seed loading', () => {
       orders: FIXTURE_ORDERS.length + 200,
     });
     const lastFixtureId = Math.max(...FIXTURE_PRODUCTS.map((product) => product.id));
-    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual(
-      generateProduct(7, lastFixtureId + 1),
-    );
+    const generated = generateProduct(7, lastFixtureId + 1);
+    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual({
+      ...generated,
+      ...searchFields(generated),
+    });
     const firstGenerated = await ordersOf().findOne({ id: FIXTURE_ORDERS.length + 1 });
     const lastFixtureItem = Math.max(
       ...FIXTURE_ORDERS.flatMap((order) => order.items.map((item) => item.id)),
