@@ -2,7 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { ReadLimits } from './deadline';
 import { productRecord, type ProductDoc } from './documents';
 import {
-  planSearch,
+  createSearchPlanner,
   searchClauses,
   searchHint,
   WALK_BUDGET,
@@ -63,8 +63,9 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
+  const planSearch = createSearchPlanner(products, reads);
   function plan(criteria: ProductCriteria): Promise<SearchPlan> {
-    return criteria.words.length > 0 ? planSearch(products, criteria.words, reads) : Promise.resolve(SCAN);
+    return criteria.words.length > 0 ? planSearch(criteria.words) : Promise.resolve(SCAN);
   }
 
   /**

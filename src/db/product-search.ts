@@ -77,14 +77,32 @@ export const UNINDEXED_FILTER: Filter<ProductDoc> = { $or: UNINDEXED };
  */
 export type SearchPlan = { kind: 'grams'; grams: string[] } | { kind: 'scan' };
 
-export async function planSearch(
-  products: Collection<ProductDoc>,
-  words: readonly string[],
-  reads: object = {},
-): Promise<SearchPlan> {
-  const grams = searchGrams(words);
-  if (grams.length === 0 || (await hasUnindexed(products, reads))) return { kind: 'scan' };
-  return { kind: 'grams', grams };
+/**
+ * How long one answer of the three probes is reused: a search costs no extra round trip, and a
+ * product written without grams is found by every search that starts a second after it.
+ */
+export const UNINDEXED_RECHECK_MS = 1_000;
+
+/** Plans searches over `products`; shared by every request of one repository. */
+export function createSearchPlanner(products: Collection<ProductDoc>, reads: object = {}) {
+  let probe: { at: number; answer: Promise<boolean> } | undefined;
+  function unindexed(): Promise<boolean> {
+    const now = performance.now();
+    if (!probe || now - probe.at >= UNINDEXED_RECHECK_MS) {
+      const answer = hasUnindexed(products, reads);
+      probe = { at: now, answer };
+      // A failed probe is not remembered: the next search asks again.
+      answer.catch(() => {
+        if (probe?.answer === answer) probe = undefined;
+      });
+    }
+    return probe.answer;
+  }
+  return async function planSearch(words: readonly string[]): Promise<SearchPlan> {
+    const grams = searchGrams(words);
+    if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
+    return { kind: 'grams', grams };
+  };
 }
 
 /** The search's clauses for a plan: the same regexes either way, so results never change. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import type { ProductDoc } from '../../src/db/documents';
 import { createProductRepository, productFilter } from '../../src/db/product-repository';
-import { hasUnindexed, planSearch, WALK_BUDGET } from '../../src/db/product-search';
+import { createSearchPlanner, hasUnindexed, WALK_BUDGET } from '../../src/db/product-search';
 import { generateProduct } from '../../seed/generator';
 import { loadGenerated } from '../../seed/load';
 import { startTestServer, type TestServer } from '../support/server';
@@ -191,9 +191,8 @@ describe('search through the grams agrees with the scan', () => {
     expect(sizes.filter((size) => size === 0).length).toBeGreaterThan(3);
     expect(sizes.filter((size) => size > 0 && size < 20).length).toBeGreaterThan(10);
     expect(sizes.filter((size) => size > WALK_BUDGET).length).toBeGreaterThan(3);
-    const plans = await Promise.all(
-      CORPUS.map((term) => planSearch(products, criteriaFor(term, undefined).words)),
-    );
+    const planSearch = createSearchPlanner(products);
+    const plans = await Promise.all(CORPUS.map((term) => planSearch(criteriaFor(term, undefined).words)));
     expect(plans.filter((plan) => plan.kind === 'grams').length).toBeGreaterThan(CORPUS.length / 2);
     expect(plans.filter((plan) => plan.kind === 'scan').length).toBeGreaterThan(5);
     // The tricky products are found by what the regex folds.

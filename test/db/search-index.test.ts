@@ -5,7 +5,7 @@ import { criteriaFor } from '../../src/catalog/product-query';
 import { SEARCH_GRAMS_VERSION } from '../../src/catalog/search-grams';
 import type { ProductDoc } from '../../src/db/documents';
 import { productFilter } from '../../src/db/product-repository';
-import { countUnindexed, planSearch, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';
+import { countUnindexed, createSearchPlanner, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';
 import { backfillSearchGrams, searchableTextOf } from '../../src/db/search-backfill';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { capturedLog } from '../support/captured-log';
@@ -107,7 +107,7 @@ describe('searchableTextOf', () => {
 describe('products without current grams', () => {
   it('are still found on both APIs, exactly as the scan finds them', async () => {
     const products = server.testDb.db.collection<ProductDoc>('products');
-    expect(await planSearch(products, [WORD])).toEqual({ kind: 'scan' });
+    expect(await createSearchPlanner(products)([WORD])).toEqual({ kind: 'scan' });
     for (const term of [WORD, 'widget', 'zephyrine widget']) {
       const expected = await scanIds(term);
       expect(expected.total, term).toBeGreaterThan(0);
@@ -141,7 +141,7 @@ describe('products without current grams', () => {
     expect(await gauge()).toBe(0);
     expect((await backfillSearchGrams(db)).done).toBe(0);
     const products = db.collection<ProductDoc>('products');
-    expect((await planSearch(products, [WORD])).kind).toBe('grams');
+    expect((await createSearchPlanner(products)([WORD])).kind).toBe('grams');
     for (const term of [WORD, 'widget', 'zephyrine widget', 'array']) {
       const expected = await scanIds(term);
       expect(await restIds(term), term).toEqual(expected);
