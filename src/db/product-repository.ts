@@ -2,6 +2,7 @@ import escapeStringRegexp from 'escape-string-regexp';
 import type { Db, Filter } from 'mongodb';
 import type { ReadLimits } from './deadline';
 import { productRecord, type ProductDoc } from './documents';
+import { PRIMARY_KEY } from './mongo';
 
 export interface ProductCriteria {
   /** Every word must occur, case-insensitively, in one of the searchable fields. */
@@ -79,6 +80,8 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     async findPage(criteria: ProductCriteria, skip: number, limit: number): Promise<ProductDoc[]> {
       // An aggregation, not find: find evaluates its projection on every row it skips (a deep
       // page decoded each skipped document); here the skip happens before the projection.
+      // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
+      // planner may read a whole category (or, on a fresh table, everything) and sort it.
       const skipped = skip > 0 ? [{ $skip: skip }] : [];
       return products
         .aggregate<ProductDoc>(
@@ -89,7 +92,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
             { $limit: limit },
             { $project: PROJECTION },
           ],
-          reads,
+          { ...reads, hint: PRIMARY_KEY },
         )
         .toArray();
     },
@@ -106,7 +109,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
-        .find(filter, { projection: PROJECTION, ...reads })
+        .find(filter, { projection: PROJECTION, hint: PRIMARY_KEY, ...reads })
         .sort({ _id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .batchSize(window.limit)
