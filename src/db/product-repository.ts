@@ -56,18 +56,31 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
-  /** One row per key; names that differ only in case share a key, and the lowest one is shown. */
+  /**
+   * Grouped on (key, name), and rows whose names differ only in case (one key) merged here,
+   * keeping the lowest name: on DocumentDB a `$min` accumulator made the same $group 2.2× slower
+   * (1.3 s against 0.59 s at 100,000 products, busy machine); a $group on the key alone with
+   * `$sum` was 0.35 s but has no name.
+   */
   async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
     const rows = await products
-      .aggregate<GroupCount>(
-        [
-          { $group: { _id: key, name: { $min: name }, productCount: { $sum: 1 } } },
-          { $project: { _id: 0, key: '$_id', name: 1, productCount: 1 } },
-        ],
+      .aggregate<{ _id: { key: string; name: string }; productCount: number }>(
+        [{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }],
         reads,
       )
       .toArray();
-    return rows.sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
+    const byKey = new Map<string, GroupCount>();
+    for (const { _id, productCount } of rows) {
+      const seen = byKey.get(_id.key);
+      if (!seen) byKey.set(_id.key, { key: _id.key, name: _id.name, productCount });
+      else
+        byKey.set(_id.key, {
+          ...seen,
+          name: seen.name < _id.name ? seen.name : _id.name,
+          productCount: seen.productCount + productCount,
+        });
+    }
+    return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
   }
 
   return {

@@ -407,7 +407,6 @@ describe('GraphQL categories and brands', () => {
       expect(event.command.aggregate).toBe('products');
       expect((event.command.pipeline as Document[]).map((stage) => Object.keys(stage)[0])).toEqual([
         '$group',
-        '$project',
       ]);
     }
   });
