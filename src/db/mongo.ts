@@ -74,7 +74,7 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   ],
 };
 
-/** Creates missing indexes only, so a start on a loaded database sends no index builds at all. */
+/** Creates the missing indexes and names the ones it created (the seed script prints them). */
 export async function ensureIndexes(db: Db): Promise<string[]> {
   const created: string[] = [];
   for (const [collectionName, wanted] of Object.entries(INDEXES)) {
