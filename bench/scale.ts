@@ -212,7 +212,11 @@ async function main(): Promise<void> {
   try {
     let uri = process.env.MONGODB_URI;
     if (!uri) {
-      embedded = await startEmbeddedDatabase({ dataDir: path.join('bench', '.data', 'scale'), log });
+      embedded = await startEmbeddedDatabase({
+        dataDir: path.join('bench', '.data', 'scale'),
+        throwaway: true,
+        log,
+      });
       uri = embedded.uri;
     }
     database = await connectDatabase({ uri, dbName: DB_NAME, socketTimeoutMS: 600_000 });
