@@ -4,7 +4,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', '.ferretdb/', 'data/', 'coverage/', 'bench/results/', '.venv-fuzz/', 'dist/'],
+    ignores: [
+      'node_modules/',
+      '.embedded-db/',
+      'data/',
+      'coverage/',
+      'bench/results/',
+      '.venv-fuzz/',
+      'dist/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

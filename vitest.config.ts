@@ -12,7 +12,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    // One embedded FerretDB serves every file; files run in parallel on their own databases.
+    // One embedded database serves every file; files run in parallel on their own databases.
     testTimeout: 30_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,

@@ -57,7 +57,7 @@ export async function openBenchDatabase(options: {
   if (!uri) {
     const folder = path.join(dataDir, 'embedded');
     log(`starting the benchmark's embedded database in ${path.relative(process.cwd(), folder)}`);
-    embedded = await startEmbeddedDatabase({ dataDir: folder, log });
+    embedded = await startEmbeddedDatabase({ dataDir: folder, throwaway: true, log });
     uri = embedded.uri;
   }
   const database = await connectDatabase({ uri, dbName });
@@ -109,7 +109,11 @@ export async function openBenchDatabase(options: {
       database,
       embedded,
       seed,
-      serverPids: async () => (embedded ? [embedded.pid, ...(await descendants(embedded.pid))] : []),
+      serverPids: async () => {
+        if (!embedded) return [];
+        const trees = await Promise.all(embedded.pids.map(async (pid) => [pid, ...(await descendants(pid))]));
+        return trees.flat();
+      },
       async stop() {
         await database.close().catch(() => undefined);
         await embedded?.stop();

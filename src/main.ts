@@ -40,7 +40,7 @@ export async function main({ seedIfEmpty }: MainOptions = {}): Promise<void> {
   console.log(
     [
       '',
-      `Storefront Gateway is running${server.embedded ? ' on the embedded FerretDB database' : ''}.`,
+      `Storefront Gateway is running${server.embedded ? ' on the embedded database (FerretDB + PostgreSQL)' : ''}.`,
       `  Start page          ${base}/`,
       `  GraphQL + GraphiQL  ${base}/graphql`,
       `  REST                ${base}/api/v1/products`,

@@ -68,7 +68,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
   if (!uri) {
     // loadConfig refuses production without MONGODB_URI; this guards callers that build a Config by hand.
     if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
-    // Loaded only here, so a server on MONGODB_URI never loads the FerretDB launcher or its build.
+    // Loaded only here, so a server on MONGODB_URI never loads the embedded database's launcher or build.
     const { startEmbeddedDatabase } = await import('./db/embedded');
     const { superviseEmbeddedDatabase } = await import('./db/supervisor');
     embedded = superviseEmbeddedDatabase(
@@ -79,7 +79,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       { log: (message, details) => logger.warn(details ?? {}, message) },
     );
     uri = embedded.uri;
-    logger.info({ port: embedded.port }, 'embedded FerretDB started');
+    logger.info({ port: embedded.port }, 'embedded database started');
   }
 
   let database: Database | undefined;

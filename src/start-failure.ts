@@ -20,8 +20,10 @@ export function startFailureHint(error: unknown, config: Config): string | undef
     return `Cannot reach MongoDB at ${where} within ${config.mongo.timeoutMs} ms: start it, or fix MONGODB_URI (MONGODB_TIMEOUT_MS sets the wait).`;
   }
   if (!config.mongo.uri && error instanceof Error) {
+    // Not built yet, and we may not build it (not root): that message already names the fix.
+    if (error.name === 'EngineBuildError') return error.message;
     const reason = error.message.split('\n')[0];
-    return `The embedded database could not start: ${reason} (its log: ${config.dataDir}/db/ferretdb.log). Set MONGODB_URI to use a MongoDB you run instead.`;
+    return `The embedded database could not start: ${reason} (its logs: ${config.dataDir}/db/postgres.log and ferretdb.log). Set MONGODB_URI to use a MongoDB you run instead.`;
   }
   return undefined;
 }

@@ -1,26 +1,43 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import net from 'node:net';
+import { chown, mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { ensureFerretdbBinary } from './ferretdb-build';
-import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../guarded-child';
+import { ensureEmbeddedEngine } from './engine-build';
+import { ferretdbBinaryPath, POSTGRES_BIN_DIR } from './engine-pins';
+import {
+  checkSocketPath,
+  clearStalePidFile,
+  clusterUser,
+  createExtension,
+  initCluster,
+  letClusterUserThrough,
+  postgresArgs,
+  postgresqlUrl,
+  waitForPostgres,
+  withoutVariables,
+  type OsUser,
+} from './postgres-cluster';
+import { freeLoopbackPort, hasExited, signalChild, spawnGuarded, type Guarded } from '../guarded-child';
 
 /**
- * The embedded development database: FerretDB on SQLite, on a free loopback port, with telemetry
- * disabled. It runs under a small `sh` guard that stops it when our stdin pipe closes, so it
- * cannot outlive this process, even when this process is killed with SIGKILL.
+ * The embedded development database: a PostgreSQL 15 cluster with DocumentDB under `dataDir`
+ * (reachable only through a unix socket in its own folder) and FerretDB in front of it on a
+ * loopback port, without auth or telemetry. Each runs under a small `sh` guard that stops it when
+ * our stdin pipe closes, so neither can outlive this process, even one killed with SIGKILL. The
+ * two are one database: when either exits, the other is stopped and `exited` settles.
  */
 
 export interface EmbeddedDatabase {
   uri: string;
   port: number;
-  /** PID of the guard process; FerretDB is its only child. */
+  /** PID of FerretDB's guard process; FerretDB is its only child. */
   pid: number;
+  /** The guard PIDs of PostgreSQL (its backends run below it) and FerretDB: the database's processes. */
+  pids: readonly number[];
   dataDir: string;
-  /** Settles when FerretDB (and its guard) has exited, for whatever reason. */
+  /** A throw-away cluster: started without durability (see THROWAWAY_SETTINGS). */
+  throwaway: boolean;
+  /** Settles when PostgreSQL and FerretDB (and their guards) have exited, for whatever reason. */
   exited: Promise<void>;
   stop(): Promise<void>;
 }
@@ -30,13 +47,51 @@ export interface EmbeddedOptions {
   startTimeoutMs?: number;
   /** A fixed loopback port (e.g. to restart on the same address); default: a free one. */
   port?: number;
+  /** Tests and benchmarks: no fsync, no synchronous commit, no full-page writes. */
+  throwaway?: boolean;
   log?: (line: string) => void;
 }
 
-async function waitForPing(uri: string, child: ChildProcess, deadline: number): Promise<void> {
+const POSTGRES_STOP_MS = 15_000;
+
+interface Layout {
+  dataDir: string;
+  pgdata: string;
+  stateDir: string;
+  postgresLog: string;
+  ferretdbLog: string;
+}
+
+function layoutOf(dataDir: string): Layout {
+  return {
+    dataDir,
+    pgdata: path.join(dataDir, 'postgres'),
+    stateDir: path.join(dataDir, 'ferretdb'),
+    postgresLog: path.join(dataDir, 'postgres.log'),
+    ferretdbLog: path.join(dataDir, 'ferretdb.log'),
+  };
+}
+
+let engineChecked: Promise<unknown> | undefined;
+
+/** The build's stamp is checked once per process (building first when we may). */
+function engineReady(log: (line: string) => void): Promise<unknown> {
+  engineChecked ??= ensureEmbeddedEngine({ log }).catch((error: unknown) => {
+    engineChecked = undefined;
+    throw error;
+  });
+  return engineChecked;
+}
+
+async function waitForPing(
+  uri: string,
+  postgres: Guarded,
+  ferretdb: Guarded,
+  deadline: number,
+): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error('FerretDB exited during start-up');
+    if (hasExited(ferretdb)) throw new Error('FerretDB exited during start-up');
+    if (hasExited(postgres)) throw new Error('PostgreSQL exited during start-up');
     const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 });
     try {
       await client.db('admin').command({ ping: 1 });
@@ -50,99 +105,138 @@ async function waitForPing(uri: string, child: ChildProcess, deadline: number): 
   }
 }
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
+async function logTails(layout: Layout): Promise<string> {
+  const tail = async (file: string) =>
+    (await readFile(file, 'utf8').catch(() => ''))
+      .trim()
+      .split('\n')
+      .slice(-8)
+      .map((line) => `  ${path.basename(file)}: ${line}`)
+      .join('\n');
+  return [await tail(layout.postgresLog), await tail(layout.ferretdbLog)].filter(Boolean).join('\n');
+}
+
+/** One attempt: PostgreSQL, the extension, FerretDB. Throws with both stopped. */
+async function launchBoth(
+  layout: Layout,
+  user: OsUser | undefined,
+  port: number,
+  throwaway: boolean,
+  deadline: number,
+): Promise<{ postgres: Guarded; ferretdb: Guarded; uri: string }> {
+  await clearStalePidFile(layout.pgdata);
+  const postgres = spawnGuarded(
+    'postgres',
+    path.join(POSTGRES_BIN_DIR, 'postgres'),
+    postgresArgs(layout.pgdata, layout.dataDir, throwaway),
+    {
+      logFile: layout.postgresLog,
+      env: withoutVariables(['PG']),
+      user,
+      stopSignal: 'INT', // fast shutdown: rolls back open transactions instead of waiting for clients
+    },
+  );
+  let ferretdb: Guarded | undefined;
   try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // already gone
+    await waitForPostgres(layout.pgdata, postgres, deadline);
+    await createExtension(layout.pgdata);
+    const uri = `mongodb://127.0.0.1:${port}/`;
+    ferretdb = spawnGuarded(
+      'ferretdb',
+      ferretdbBinaryPath(),
+      [
+        `--postgresql-url=${postgresqlUrl(layout.pgdata)}`,
+        `--listen-addr=127.0.0.1:${port}`,
+        '--debug-addr=',
+        '--no-auth',
+        `--state-dir=${layout.stateDir}`,
+        '--telemetry=disable',
+        '--log-level=warn',
+      ],
+      { logFile: layout.ferretdbLog, env: withoutVariables(['FERRETDB_']), user, stopSignal: 'TERM' },
+    );
+    await waitForPing(uri, postgres, ferretdb, deadline);
+    return { postgres, ferretdb, uri };
+  } catch (error) {
+    await ferretdb?.stop(5_000);
+    await postgres.stop(POSTGRES_STOP_MS);
+    throw error;
   }
 }
 
-async function launch(binary: string, dataDir: string, port: number): Promise<ChildProcess> {
-  const sqliteDir = path.join(dataDir, 'sqlite');
-  const stateDir = path.join(dataDir, 'state');
-  await mkdir(sqliteDir, { recursive: true });
-  await mkdir(stateDir, { recursive: true });
-  const logFile = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a' });
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('FERRETDB_')),
-  );
-  const child = spawn(
-    'sh',
-    [
-      '-c',
-      GUARD_SCRIPT,
-      'ferretdb-guard',
-      binary,
-      '--handler=sqlite',
-      `--sqlite-url=file:${sqliteDir}/`,
-      `--listen-addr=127.0.0.1:${port}`,
-      '--debug-addr=127.0.0.1:0',
-      `--state-dir=${stateDir}`,
-      '--telemetry=disable',
-      '--log-level=warn',
-    ],
-    { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  // Two sources, one file: neither may end it (a late stderr line after stdout ended was a
-  // "write after end"); it ends once every stdio stream has closed.
-  child.stdout?.pipe(logFile, { end: false });
-  child.stderr?.pipe(logFile, { end: false });
-  child.on('close', () => logFile.end());
-  // The process group is ours to stop; do not keep Node alive for it.
-  child.unref();
-  (child.stdout as net.Socket | null)?.unref?.();
-  (child.stderr as net.Socket | null)?.unref?.();
-  (child.stdin as unknown as net.Socket | null)?.unref?.();
-  return child;
+async function prepareDataDir(layout: Layout, user: OsUser | undefined): Promise<void> {
+  await mkdir(layout.stateDir, { recursive: true });
+  if (user) {
+    // FerretDB runs as that user too: nothing listening on a port runs as root.
+    for (const entry of ['', ...(await readdir(layout.stateDir))]) {
+      await chown(path.join(layout.stateDir, entry), user.uid, user.gid);
+    }
+    await letClusterUserThrough(layout.dataDir, user);
+    await letClusterUserThrough(path.dirname(ferretdbBinaryPath()), user);
+  }
+  checkSocketPath(layout.pgdata);
 }
 
 export async function startEmbeddedDatabase(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const { dataDir, startTimeoutMs = 30_000, log = (line: string) => console.error(line) } = options;
-  const binary = await ensureFerretdbBinary(log);
-  await mkdir(dataDir, { recursive: true });
+  const { startTimeoutMs = 60_000, throwaway = false, log = (line: string) => console.error(line) } = options;
+  const layout = layoutOf(path.resolve(options.dataDir));
+  await engineReady(log);
+  const user = await clusterUser();
+  await prepareDataDir(layout, user);
+  await initCluster(layout.pgdata, user, throwaway);
 
+  const deadline = Date.now() + startTimeoutMs;
   let lastError: unknown;
-  for (let attempt = 1; attempt <= 3; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freeLoopbackPort());
-    const child = await launch(binary, dataDir, port);
-    const uri = `mongodb://127.0.0.1:${port}/`;
-    const onProcessExit = () => killGroup(child, 'SIGTERM');
-    process.once('exit', onProcessExit);
-    const exited = new Promise<void>((resolve) =>
-      child.once('exit', () => {
-        process.removeListener('exit', onProcessExit);
-        resolve();
-      }),
-    );
     try {
-      await waitForPing(uri, child, Date.now() + startTimeoutMs);
+      const { postgres, ferretdb, uri } = await launchBoth(layout, user, port, throwaway, deadline);
+      return assemble(layout, port, uri, throwaway, postgres, ferretdb);
     } catch (error) {
       lastError = error;
-      process.removeListener('exit', onProcessExit);
-      killGroup(child, 'SIGKILL');
-      await waitForExit(child, 5_000);
-      continue;
+      if (Date.now() > deadline || attempt >= 10) break;
+      await sleep(Math.min(250 * attempt, 2_000));
     }
-
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> => {
-      stopping ??= (async () => {
-        child.stdin?.end();
-        killGroup(child, 'SIGTERM');
-        if (!(await waitForExit(child, 10_000))) {
-          killGroup(child, 'SIGKILL');
-          await waitForExit(child, 5_000);
-        }
-        process.removeListener('exit', onProcessExit);
-      })();
-      return stopping;
-    };
-    return { uri, port, pid: child.pid ?? -1, dataDir, exited, stop };
   }
-  const logTail = await readFile(path.join(dataDir, 'ferretdb.log'), 'utf8').catch(() => '');
   throw new Error(
-    `The embedded database did not start: ${(lastError as Error)?.message}\n${logTail.split('\n').slice(-10).join('\n')}`,
+    `The embedded database did not start: ${(lastError as Error)?.message}\n${await logTails(layout)}`,
   );
+}
+
+function assemble(
+  layout: Layout,
+  port: number,
+  uri: string,
+  throwaway: boolean,
+  postgres: Guarded,
+  ferretdb: Guarded,
+): EmbeddedDatabase {
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      await ferretdb.stop(10_000);
+      await postgres.stop(POSTGRES_STOP_MS);
+      process.removeListener('exit', onProcessExit);
+    })();
+    return stopping;
+  };
+  // Node exiting closes the guards' stdin too; this only makes it prompt.
+  const onProcessExit = () => {
+    signalChild(ferretdb.child, 'SIGTERM', false);
+    signalChild(postgres.child, 'SIGTERM', false);
+  };
+  process.once('exit', onProcessExit);
+  // Half a database is none: whichever exits first takes the other with it.
+  void Promise.race([postgres.exited, ferretdb.exited]).then(stop);
+  const exited = Promise.all([postgres.exited, ferretdb.exited]).then(() => undefined);
+  return {
+    uri,
+    port,
+    pid: ferretdb.child.pid ?? -1,
+    pids: [postgres.child.pid ?? -1, ferretdb.child.pid ?? -1],
+    dataDir: layout.dataDir,
+    throwaway,
+    exited,
+    stop,
+  };
 }

@@ -42,7 +42,9 @@ const EXTENSION_DIR = `/usr/share/postgresql/${POSTGRES_MAJOR}/extension`;
 export const NEEDS_ROOT_MESSAGE =
   'The embedded database (PostgreSQL 15 + DocumentDB + FerretDB) needs a one-time build as root on Debian/Ubuntu with Go: run `sudo npm run db:build`; on other systems set MONGODB_URI to a MongoDB (or one of FerretDB’s own images).';
 
-export class EngineBuildError extends Error {}
+export class EngineBuildError extends Error {
+  override name = 'EngineBuildError';
+}
 
 type Log = (line: string) => void;
 

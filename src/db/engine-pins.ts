@@ -40,6 +40,8 @@ export const APT_PACKAGES = [
   'cmake',
   'pkg-config',
   'build-essential',
+  // setfacl: lets the cluster's OS user through the folders above DATA_DIR, and no one else.
+  'acl',
 ] as const;
 
 export interface SourcePin {

@@ -50,15 +50,19 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
   return { client, db, close: () => client.close() };
 }
 
+/** Every collection's own index: on `_id`, a product's id or an order's ULID (src/db/documents.ts). */
+export const PRIMARY_KEY = '_id_';
+
 /**
- * Every read we serve, and the index that serves it (see docs/benchmarks.md). Products are keyed
- * by `_id` = id and orders by `_id` = ulid (src/db/documents.ts): lookups, keyset bounds and every
- * page order use the primary key. Secondary keys end in `_id` so MongoDB (MONGODB_URI) also walks
- * them in page order; DocumentDB uses their equality prefix (a bitmap scan), then sorts.
+ * Every read we serve, and the index that serves it (docs/benchmarks.md). Products are keyed by
+ * `_id` = id and orders by `_id` = ulid: lookups, keyset bounds and every page order use the
+ * primary key, the only order DocumentDB reads from an index. The others serve equality filters
+ * (bitmap scans); they do not end in `_id`, or the planner combines their `_id` part with the
+ * primary key's range and sorts instead of walking the key in order.
  */
 export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   products: [
-    { key: { category_key: 1, _id: 1 }, name: 'category_key_1__id_1' },
+    { key: { category_key: 1 }, name: 'category_key_1' },
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
     SEARCH_GRAMS_INDEX,
     SEARCH_GRAMS_VERSION_INDEX,
@@ -66,15 +70,14 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   orders: [
     { key: { id: 1 }, name: 'id_1', unique: true },
     { key: { 'items.id': 1 }, name: 'items.id_1' },
-    // Order lists walk _id (the ULID) descending: one customer's (viewer.orders, orders with
-    // customerId), or every order in the given payment or fulfilment states.
-    { key: { customer_id: 1, _id: -1 }, name: 'customer_id_1__id_-1' },
-    { key: { payment_status: 1, _id: -1 }, name: 'payment_status_1__id_-1' },
-    { key: { fulfillment_status: 1, _id: -1 }, name: 'fulfillment_status_1__id_-1' },
+    // Order lists by customer or state (src/db/order-repository.ts, findWindow).
+    { key: { customer_id: 1 }, name: 'customer_id_1' },
+    { key: { payment_status: 1 }, name: 'payment_status_1' },
+    { key: { fulfillment_status: 1 }, name: 'fulfillment_status_1' },
   ],
 };
 
-/** Creates missing indexes only, so a start on a loaded database sends no index builds at all. */
+/** Creates the missing indexes and names the ones it created (the seed script prints them). */
 export async function ensureIndexes(db: Db): Promise<string[]> {
   const created: string[] = [];
   for (const [collectionName, wanted] of Object.entries(INDEXES)) {

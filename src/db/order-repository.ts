@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { ReadLimits } from './deadline';
-import { INDEXES } from './mongo';
+import { INDEXES, PRIMARY_KEY } from './mongo';
 import { orderRecord, type FulfillmentStatus, type OrderDoc, type PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
@@ -119,14 +119,14 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
       const order = { _id: window.oldestFirst ? 1 : -1 } as const;
       const index = narrowingIndex(criteria);
       // One batch for the whole window (see the product repository's findWindow).
-      const find = (hint?: string) =>
+      const find = (hint: string) =>
         orders
-          .find(filter, { projection: PROJECTION, ...(hint ? { hint } : {}), ...reads })
+          .find(filter, { projection: PROJECTION, hint, ...reads })
           .sort(order)
           .limit(window.limit)
           .batchSize(window.limit)
           .toArray();
-      if (index === undefined) return find();
+      if (index === undefined) return find(PRIMARY_KEY);
       const { _id: keyRange, ...members } = filter;
       const recent = await orders
         .aggregate<OrderDoc>(
@@ -138,7 +138,7 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
             { $limit: window.limit },
             { $project: PROJECTION },
           ],
-          { ...reads, batchSize: window.limit },
+          { ...reads, batchSize: window.limit, hint: PRIMARY_KEY },
         )
         .toArray();
       return recent.length === window.limit ? recent : find(index);

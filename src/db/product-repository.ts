@@ -3,12 +3,13 @@ import type { ReadLimits } from './deadline';
 import { productRecord, type ProductDoc } from './documents';
 import {
   createSearchPlanner,
+  SEARCH_GRAMS_INDEX,
   searchClauses,
-  searchHint,
   WALK_BUDGET,
   WITHOUT_SEARCH_FIELDS,
   type SearchPlan,
 } from './product-search';
+import { PRIMARY_KEY } from './mongo';
 
 export interface ProductCriteria {
   /** Every word must occur, case-insensitively, in one of the searchable fields. */
@@ -64,6 +65,12 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   const products = db.collection<ProductDoc>('products');
 
   const planSearch = createSearchPlanner(products, reads);
+  /**
+   * Every page names its index: the gram index for a search read through the grams (PostgreSQL
+   * estimates `$all` far too high and would walk the primary key testing every row), the primary
+   * key otherwise.
+   */
+  const hintFor = (plan: SearchPlan) => (plan.kind === 'grams' ? SEARCH_GRAMS_INDEX.name : PRIMARY_KEY);
   function plan(criteria: ProductCriteria): Promise<SearchPlan> {
     return criteria.words.length > 0 ? planSearch(criteria.words) : Promise.resolve(SCAN);
   }
@@ -97,18 +104,31 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     return rows.length === limit ? rows : null;
   }
 
-  /** One row per key; names that differ only in case share a key, and the lowest one is shown. */
+  /**
+   * Grouped on (key, name), and rows whose names differ only in case (one key) merged here,
+   * keeping the lowest name: on DocumentDB a `$min` accumulator made the same $group 2.2× slower
+   * (1.3 s against 0.59 s at 100,000 products, busy machine); a $group on the key alone with
+   * `$sum` was 0.35 s but has no name.
+   */
   async function groupCounts(key: string, name: string): Promise<GroupCount[]> {
     const rows = await products
-      .aggregate<GroupCount>(
-        [
-          { $group: { _id: key, name: { $min: name }, productCount: { $sum: 1 } } },
-          { $project: { _id: 0, key: '$_id', name: 1, productCount: 1 } },
-        ],
+      .aggregate<{ _id: { key: string; name: string }; productCount: number }>(
+        [{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }],
         reads,
       )
       .toArray();
-    return rows.sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
+    const byKey = new Map<string, GroupCount>();
+    for (const { _id, productCount } of rows) {
+      const seen = byKey.get(_id.key);
+      if (!seen) byKey.set(_id.key, { key: _id.key, name: _id.name, productCount });
+      else
+        byKey.set(_id.key, {
+          ...seen,
+          name: seen.name < _id.name ? seen.name : _id.name,
+          productCount: seen.productCount + productCount,
+        });
+    }
+    return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
   }
 
   return {
@@ -126,6 +146,8 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       }
       // An aggregation, not find: find evaluates its projection on every row it skips (a deep
       // page decoded each skipped document); here the skip happens before the projection.
+      // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
+      // planner may read a whole category (or, on a fresh table, everything) and sort it.
       const skipped = skip > 0 ? [{ $skip: skip }] : [];
       return products
         .aggregate<ProductDoc>(
@@ -136,7 +158,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
             { $limit: limit },
             { $project: PROJECTION },
           ],
-          { ...reads, ...searchHint(searchPlan) },
+          { ...reads, hint: hintFor(searchPlan) },
         )
         .toArray();
     },
@@ -163,7 +185,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
       return products
-        .find(filter, { projection: PROJECTION, ...reads, ...searchHint(searchPlan) })
+        .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads })
         .sort({ _id: window.descending ? -1 : 1 })
         .limit(window.limit)
         .batchSize(window.limit)

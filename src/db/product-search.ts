@@ -112,15 +112,6 @@ export function searchClauses(words: readonly string[], plan: SearchPlan): Filte
 }
 
 /**
- * A page read through the grams must name their index: PostgreSQL's estimate for `$all` is far
- * too high (21,708 of 100,000 rows for a word in 960), so it would walk the primary key in page
- * order and test every row, a full scan for a rare word (docs/benchmarks.md, "Search").
- */
-export function searchHint(plan: SearchPlan): { hint?: string } {
-  return plan.kind === 'grams' ? { hint: SEARCH_GRAMS_INDEX.name } : {};
-}
-
-/**
  * Rows of the collection a page may walk in id order before the index is asked instead. A word
  * dense enough to fill a page within them (a common word's first pages) is served by that walk,
  * which stops at the page's last match; the index would have to fetch and sort every candidate.

@@ -10,9 +10,10 @@ export interface SupervisorOptions {
 const DEFAULT_BACKOFF_MS = [200, 400, 800, 1_600, 3_200, 5_000];
 
 /**
- * Keeps the embedded FerretDB running: when it dies it is started again, with backoff, on the
- * same port and data folder, so the driver (which reconnects by itself) finds it where it was.
- * Before this, a killed database meant a 503 on every request until someone restarted the server.
+ * Keeps the embedded database running: when PostgreSQL or FerretDB dies (the launcher then stops
+ * the other), both are started again, with backoff, on the same port and data folder, so the
+ * driver (which reconnects by itself) finds the database where it was. Before this, a killed
+ * database meant a 503 on every request until someone restarted the server.
  */
 export function superviseEmbeddedDatabase(
   initial: EmbeddedDatabase,
@@ -25,13 +26,14 @@ export function superviseEmbeddedDatabase(
   const restartUntilUp = async () => {
     for (let attempt = 0; !stopping; attempt++) {
       const waitMs = backoffMs[Math.min(attempt, backoffMs.length - 1)] ?? 1_000;
-      log('embedded FerretDB exited; restarting it', { port: initial.port, attempt: attempt + 1, waitMs });
+      log('embedded database exited; restarting it', { port: initial.port, attempt: attempt + 1, waitMs });
       await sleep(waitMs, undefined, { signal: stopped.signal }).catch(() => undefined);
       if (stopping) return;
       try {
         const restarted = await startEmbeddedDatabase({
           dataDir: initial.dataDir,
           port: initial.port,
+          throwaway: initial.throwaway,
           log: (line) => log(line),
         });
         if (stopping) {
@@ -39,10 +41,10 @@ export function superviseEmbeddedDatabase(
           return;
         }
         current = restarted;
-        log('embedded FerretDB restarted', { port: initial.port, pid: restarted.pid });
+        log('embedded database restarted', { port: initial.port, pid: restarted.pid });
         return;
       } catch (error) {
-        log('embedded FerretDB restart failed', { error: (error as Error).message.split('\n')[0] });
+        log('embedded database restart failed', { error: (error as Error).message.split('\n')[0] });
       }
     }
   };
@@ -59,8 +61,12 @@ export function superviseEmbeddedDatabase(
     uri: initial.uri,
     port: initial.port,
     dataDir: initial.dataDir,
+    throwaway: initial.throwaway,
     get pid() {
       return current.pid;
+    },
+    get pids() {
+      return current.pids;
     },
     get exited() {
       return watched;

@@ -11,7 +11,7 @@ import { TEST_JWT_SECRET } from '../support/server';
 import { seedFixturesIfEmpty } from '../../seed/load';
 
 /**
- * The server on its own embedded FerretDB (never the run's shared one), which the test hangs with
+ * The server on its own embedded database (never the run's shared one), whose FerretDB the test hangs with
  * SIGSTOP and kills with SIGKILL. The database must come back, and a hung one must cost a request
  * no more than MONGODB_TIMEOUT_MS.
  */

@@ -32,9 +32,12 @@ let rareCustomer: string;
 beforeAll(async () => {
   tdb = await openTestDatabase('plans');
   await loadGenerated(tdb.db, { seed: 5, products: PRODUCTS, orders: ORDERS, batchSize: 5000 });
+  await statisticsArrived();
   watched = await connectDatabase({ uri: tdb.uri, dbName: tdb.dbName, monitorCommands: true });
   watched.client.on('commandStarted', (event) => {
-    if (DATA_COMMANDS.has(event.commandName)) seen.push(event);
+    // The probes for products without current grams run once a second whatever the traffic.
+    const probe = JSON.stringify(event.command.filter ?? {}).includes('search_grams_version');
+    if (DATA_COMMANDS.has(event.commandName) && !probe) seen.push(event);
   });
   products = createProductRepository(watched.db);
   orders = createOrderRepository(watched.db);
@@ -56,7 +59,29 @@ beforeAll(async () => {
     ).map((order) => order.customer_id),
   );
   rareCustomer = oldest.find((order) => !recent.has(order.customer_id))!.customer_id;
-}, 180_000);
+}, 300_000);
+
+/**
+ * Waits for autovacuum to analyse and vacuum the freshly loaded collections: until then the
+ * planner believes each holds about a thousand rows and plans as for a tiny table (bitmap scans
+ * and sorts everywhere). A database in service has current statistics; so must this one.
+ */
+async function statisticsArrived(): Promise<void> {
+  const deadline = Date.now() + 150_000;
+  for (const collection of ['products', 'orders']) {
+    for (;;) {
+      const reply = await tdb.db.command({
+        explain: { count: collection, query: {} },
+        verbosity: 'queryPlanner',
+      });
+      const estimate = Math.max(...planNodes(reply).map((node) => node['Plan Rows'] ?? 0));
+      if (estimate >= 10_000) break;
+      if (Date.now() > deadline)
+        throw new Error(`no statistics for ${collection} after 150 s: ${JSON.stringify(reply)}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+}
 
 afterAll(async () => {
   await watched?.close();
@@ -68,6 +93,7 @@ interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Index Cond'?: string;
+  'Plan Rows'?: number;
   Filter?: string;
   Plans?: PlanNode[];
 }
@@ -114,24 +140,38 @@ function describePlan(plan: Explained): string {
   return `${plan.command}: ${plan.nodes.map((node) => `${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}${node['Index Cond'] ? ` (${node['Index Cond']})` : ''}`).join(' > ')}`;
 }
 
-/** Reads through an index, never a sequential scan. */
-function expectIndexed(plan: Explained, indexCondMentions?: string): void {
+/** Only the collection's own shard key: an index read that visits every document. */
+const WHOLE_COLLECTION = /^\(shard_key_value = '\d+'::bigint\)$/;
+
+/**
+ * Reads through `index` (a MongoDB index name, as FerretDB reports it), never a sequential scan
+ * nor a bitmap of the whole collection.
+ */
+function expectIndexed(plan: Explained, index: string): void {
   const types = plan.nodes.map((node) => node['Node Type']);
   expect(types, describePlan(plan)).not.toContain('Seq Scan');
   const reads = plan.nodes.filter((node) => INDEX_READS.has(node['Node Type']));
-  expect(reads.length, describePlan(plan)).toBeGreaterThan(0);
-  if (indexCondMentions)
-    expect(
-      reads.some((node) => (node['Index Cond'] ?? '').includes(indexCondMentions)),
-      describePlan(plan),
-    ).toBe(true);
+  expect(
+    reads.filter(
+      (node) => node['Node Type'] === 'Bitmap Index Scan' && WHOLE_COLLECTION.test(node['Index Cond'] ?? ''),
+    ),
+    describePlan(plan),
+  ).toEqual([]);
+  expect(
+    reads.map((node) => node['Index Name']),
+    describePlan(plan),
+  ).toContain(index);
 }
 
-/** A page in index order: an Index Scan (the primary key, in _id order) and no sort step. */
+/** A page in index order: a Limit over a walk of the primary key, and no sort step. */
 function expectOrderedByIndex(plan: Explained): void {
-  expectIndexed(plan);
+  expectIndexed(plan, '_id_');
   expect(
-    plan.nodes.some((node) => node['Node Type'] === 'Index Scan'),
+    plan.nodes.some((node) => node['Node Type'] === 'Index Scan' && node['Index Name'] === '_id_'),
+    describePlan(plan),
+  ).toBe(true);
+  expect(
+    plan.nodes.some((node) => node['Node Type'] === 'Limit'),
     describePlan(plan),
   ).toBe(true);
   expect(
@@ -151,11 +191,11 @@ describe('product reads at 20,000 products', () => {
     expectOrderedByIndex(page!);
   });
 
-  it('a category page and its count use the category index or the primary key, never a scan', async () => {
+  it('a category page walks the primary key in order (filtering); its count reads the category index', async () => {
     const [page] = await plansOf(() => products.findPage({ words: [], category: 'Software' }, 0, 15));
     expectOrderedByIndex(page!);
     const [count] = await plansOf(() => products.count({ words: [], category: 'Software' }));
-    expectIndexed(count!, 'category_key');
+    expectIndexed(count!, 'category_key_1');
   });
 
   it('keyset windows are ranges of the primary key, in order, either way', async () => {
@@ -170,54 +210,63 @@ describe('product reads at 20,000 products', () => {
 
   it('by ids and by variant ids: the primary key and the variant index', async () => {
     const [byIds] = await plansOf(() => products.findByIds([3, 300, 3000]));
-    expectIndexed(byIds!);
+    expectIndexed(byIds!, '_id_');
     const [byVariants] = await plansOf(() => products.findByVariantIds([10_000_003, 10_000_300]));
-    expectIndexed(byVariants!, 'variant.id');
+    expectIndexed(byVariants!, 'variant.id_1');
   });
 
   it('a search word of 3 or more characters: count and page read the gram index (issue 20)', async () => {
-    const readsGrams = (plan: Explained) =>
-      plan.nodes.some((node) => node['Index Name'] === 'search_grams_1');
-    // Three probes for products without current grams (the version index), then the count.
-    const counted = await plansOf(() => products.count({ words: ['gift'] }));
-    for (const plan of counted) expectIndexed(plan);
-    expect(counted.filter(readsGrams).length, counted.map(describePlan).join('\n')).toBe(1);
+    // The count: the gram index, the regexes testing its candidates.
+    const [count] = await plansOf(() => products.count({ words: ['gift'] }));
+    expectIndexed(count!, 'search_grams_1');
     // A word too rare to fill a page in the walk's budget: the walk, then the gram index.
     const rare = await plansOf(() => products.findPage({ words: ['zzqx'] }, 0, 15));
-    for (const plan of rare) expectIndexed(plan);
-    expect(rare.filter(readsGrams).length, rare.map(describePlan).join('\n')).toBe(1);
+    expect(rare).toHaveLength(2);
+    expectOrderedByIndex(rare[0]!);
+    expectIndexed(rare[1]!, 'search_grams_1');
     const window = await plansOf(() =>
       products.findWindow({ words: ['zzqx'] }, { limit: 16, descending: true }),
     );
-    expect(window.filter(readsGrams).length, window.map(describePlan).join('\n')).toBe(1);
+    expectIndexed(window.at(-1)!, 'search_grams_1');
   });
 
   it("a common word's first page: the walk of the primary key in order fills it", async () => {
     const plans = await plansOf(() => products.findPage({ words: ['gift'] }, 0, 15));
-    for (const plan of plans) expectIndexed(plan);
-    expectOrderedByIndex(plans.at(-1)!);
+    expect(plans).toHaveLength(1);
+    expectOrderedByIndex(plans[0]!);
   });
 
-  it('KNOWN SCAN: a search of words shorter than a gram (1-2 characters) reads every product', async () => {
+  it('KNOWN SCAN: words shorter than a gram (1-2 characters) alone read every product to count them', async () => {
     const [count] = await plansOf(() => products.count({ words: ['tv'] }));
+    const wholeCollection = count!.nodes.some(
+      (node) =>
+        node['Node Type'] === 'Seq Scan' ||
+        (INDEX_READS.has(node['Node Type']) && WHOLE_COLLECTION.test(node['Index Cond'] ?? '')),
+    );
+    expect(wholeCollection, describePlan(count!)).toBe(true);
+  });
+
+  it('the exact total of the catalogue counts the primary key alone (an index-only scan)', async () => {
+    const [count] = await plansOf(() => products.count({ words: [] }));
     expect(
-      count!.nodes.some((node) => node['Node Type'] === 'Seq Scan'),
+      count!.nodes.map((node) => node['Node Type']),
       describePlan(count!),
-    ).toBe(true);
+    ).toContain('Index Only Scan');
+    expect(count!.nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
   });
 });
 
 describe('order reads at 20,000 orders', () => {
   it('by ULID: the primary key', async () => {
     const [plan] = await plansOf(() => orders.findByUlid(sample.ulid));
-    expectIndexed(plan!);
+    expectIndexed(plan!, '_id_');
   });
 
   it('by ids and by item ids: their indexes', async () => {
     const [byIds] = await plansOf(() => orders.findByIds([sample.id]));
-    expectIndexed(byIds!, 'id');
+    expectIndexed(byIds!, 'id_1');
     const [byItems] = await plansOf(() => orders.findByItemIds([sample.items[0]!.id]));
-    expectIndexed(byItems!, 'items.id');
+    expectIndexed(byItems!, 'items.id_1');
   });
 
   it("a frequent customer's newest orders: a bounded walk of the primary key, in order", async () => {
@@ -235,9 +284,9 @@ describe('order reads at 20,000 orders', () => {
       orders.findWindow({ customerId: rareCustomer }, { limit: 11, oldestFirst: false }),
     );
     expect(plans.map((plan) => plan.command)).toEqual(['aggregate', 'find']);
-    expectIndexed(plans[1]!, 'customer_id');
+    expectIndexed(plans[1]!, 'customer_id_1');
     const [count] = await plansOf(() => orders.countMatching({ customerId: rareCustomer }));
-    expectIndexed(count!, 'customer_id');
+    expectIndexed(count!, 'customer_id_1');
   });
 
   it('every order, newest first, and a date range: the primary key in order', async () => {

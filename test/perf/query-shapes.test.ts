@@ -342,7 +342,7 @@ describe('GraphQL order lists', () => {
       filter: { customer_id: 'cus_bob' },
       sort: { _id: -1 },
       limit: 6,
-      hint: 'customer_id_1__id_-1',
+      hint: 'customer_id_1',
     });
   });
 
@@ -388,13 +388,12 @@ describe('GraphQL order lists', () => {
   });
 
   it.each([
-    ['no filter', '_id_', {}],
     ['a date range', '_id_', { createdAfter: '2026-02-01T00:00:00Z' }],
     ['currency alone (walks _id_, filtering)', '_id_', { currency: 'usd' }],
-    ['customerId', 'customer_id_1__id_-1', { customerId: 'cus_bob' }],
+    ['customerId', 'customer_id_1', { customerId: 'cus_bob' }],
     [
       'customerId with every other member',
-      'customer_id_1__id_-1',
+      'customer_id_1',
       {
         customerId: 'cus_alice',
         paymentStatus: ['PENDING'],
@@ -403,15 +402,15 @@ describe('GraphQL order lists', () => {
         createdAfter: '2026-01-01T00:00:00Z',
       },
     ],
-    ['paymentStatus', 'payment_status_1__id_-1', { paymentStatus: ['PENDING'] }],
+    ['paymentStatus', 'payment_status_1', { paymentStatus: ['PENDING'] }],
     [
       'paymentStatus with currency and dates',
-      'payment_status_1__id_-1',
+      'payment_status_1',
       { paymentStatus: ['COMPLETED'], currency: 'EUR', createdBefore: '2026-03-01T00:00:00Z' },
     ],
     [
       'fulfillmentStatus',
-      'fulfillment_status_1__id_-1',
+      'fulfillment_status_1',
       { fulfillmentStatus: ['PROCESSING', 'PARTIALLY_FULFILLED'] },
     ],
   ])('orders with %s: in _id (ULID) order, served by %s', async (_name, index, filter) => {
@@ -423,7 +422,9 @@ describe('GraphQL order lists', () => {
     else if (seen.names.length === 2) expect(last.hint).toBe(index);
     expect(last.sort).toEqual({ _id: -1 });
     expect(last.limit).toBe(6);
-    expect(servedBy(filterFields(last.filter), ['_id'], [indexKey(index)])).toBe(true);
+    if (index !== '_id_') expect(servedBy(filterFields(last.filter), [], [indexKey(index)])).toBe(true);
+    else expect(last.hint).toBe('_id_');
+    expect(servedBy(filterFields(last.filter), Object.keys(last.sort ?? {}), [])).toBe(true);
   });
 
   it('counts with the same filter, without the keyset bound, only when totalCount is asked', async () => {
@@ -453,7 +454,6 @@ describe('GraphQL categories and brands', () => {
       expect(event.command.aggregate).toBe('products');
       expect((event.command.pipeline as Document[]).map((stage) => Object.keys(stage)[0])).toEqual([
         '$group',
-        '$project',
       ]);
     }
   });
@@ -489,17 +489,14 @@ function filterFields(filter: unknown): FilterFields {
 }
 
 /**
- * An index serves a query when its key starts with equality fields of the filter and continues
- * with the sort (ESR), so MongoDB walks it in order and stops at the limit; without a sort, its
- * first field must at least bound the scan. Other predicates are checked on the documents walked.
+ * How the embedded engine (DocumentDB) can serve a query: it reads an order only from the primary
+ * key, so a sort must be on `_id` alone, walked in order (the repositories hint it); a filter is
+ * served when one of its fields leads an index (a bitmap scan), or `_id` bounds the walk. Plans
+ * themselves are checked in test/perf/query-plans.test.ts.
  */
 function servedBy(fields: FilterFields, sortFields: string[], keys: string[][]): boolean {
-  return keys.some((key) => {
-    let prefix = 0;
-    while (prefix < key.length && fields.equality.includes(key[prefix]!)) prefix += 1;
-    if (sortFields.length > 0) return sortFields.every((field, index) => key[prefix + index] === field);
-    return prefix > 0 || fields.range.includes(key[0]!);
-  });
+  if (sortFields.length > 0) return sortFields.length === 1 && sortFields[0] === '_id';
+  return keys.some((key) => fields.equality.includes(key[0]!) || fields.range.includes(key[0]!));
 }
 
 describe('indexes', () => {

@@ -13,14 +13,14 @@ declare module 'vitest' {
 let database: EmbeddedDatabase | undefined;
 let dataDir: string | undefined;
 
-/** One embedded FerretDB for the whole run, in a throw-away folder; each test file uses its own database. */
+/** One embedded database for the whole run, a throw-away cluster; each test file uses its own database. */
 export async function setup(project: TestProject): Promise<void> {
   if (process.env.MONGODB_URI) {
     project.provide('mongoUri', process.env.MONGODB_URI);
     return;
   }
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-test-db-'));
-  database = await startEmbeddedDatabase({ dataDir, log: (line) => console.log(line) });
+  database = await startEmbeddedDatabase({ dataDir, throwaway: true, log: (line) => console.log(line) });
   project.provide('mongoUri', database.uri);
 }
 

@@ -1,0 +1,30 @@
+/**
+ * The embedded PostgreSQL cluster's settings, declared once; the launcher passes each as
+ * `-c name=value`. Why each matters is in ../shared/research/ferretdb2-documentdb.md.
+ */
+
+/** The database FerretDB keeps its data in, and pg_cron's jobs run in. */
+export const POSTGRES_DATABASE = 'postgres';
+export const POSTGRES_ROLE = 'postgres';
+
+export const POSTGRES_SETTINGS: Readonly<Record<string, string>> = {
+  shared_preload_libraries: 'pg_cron,pg_documentdb_core,pg_documentdb',
+  'cron.database_name': POSTGRES_DATABASE,
+  'cron.log_run': 'off',
+  // Without it FerretDB closes its pooled connection after every sorted find or count, and the
+  // next query pays for a new backend (5-8 ms).
+  'documentdb.useFileBasedPersistedCursors': 'on',
+  // Sorts on _id are served by the primary key (a first page in 1 ms instead of a scan and a sort).
+  'documentdb.enableSortbyIdPushDownToPrimaryKey': 'on',
+  // Loading a million documents grew the WAL past 1 GB with the default.
+  max_wal_size: '256MB',
+  // Unix socket only, in the data folder; no TCP listener at all.
+  listen_addresses: '',
+};
+
+/** For throw-away clusters (tests, bench): durability traded for speed. */
+export const THROWAWAY_SETTINGS: Readonly<Record<string, string>> = {
+  fsync: 'off',
+  synchronous_commit: 'off',
+  full_page_writes: 'off',
+};
