@@ -41,8 +41,8 @@ export interface BenchDatabase {
 }
 
 const MARKER_COLLECTION = 'bench_marker';
-/** Bump when the generator's output changes, so stale benchmark data is reloaded. */
-const GENERATOR_VERSION = 1;
+/** Bump when the generator's output or the stored documents change (2: `_id` keys), so stale benchmark data is reloaded. */
+const GENERATOR_VERSION = 2;
 
 export async function openBenchDatabase(options: {
   spec: BenchDataSpec;
