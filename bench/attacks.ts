@@ -136,7 +136,6 @@ async function withServer<T>(
 
 const db = await openBenchDatabase({
   spec: SPEC,
-  backend: 'ferretdb',
   dbName: 'storefront_attacks',
   dataDir: path.join(DATA_DIR, 'db'),
   log,

@@ -1,14 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient } from 'mongodb';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { loadGenerated } from '../seed/load';
+import { descendants } from './proc';
 
 /**
- * The benchmark database: its own embedded FerretDB in bench/.data (or MONGODB_URI), seeded by the
+ * The benchmark database: its own embedded database in bench/.data (or MONGODB_URI), seeded by the
  * deterministic generator. A marker document records what was loaded, so a later run with the same
  * seed and sizes reuses the data instead of loading it again.
  */
@@ -26,116 +23,42 @@ export interface SeedReport extends BenchDataSpec {
   docsPerSecond?: number;
 }
 
-export type Backend = 'memory' | 'ferretdb';
-
 export interface BenchDatabase {
-  /** What answers: the bench's in-memory stand-in, the embedded FerretDB, or MONGODB_URI. */
-  kind: 'memory' | 'ferretdb' | 'uri';
+  /** What answers: the embedded database (PostgreSQL + FerretDB) or MONGODB_URI. */
+  kind: 'embedded' | 'uri';
   uri: string;
   dbName: string;
   database: Database;
   embedded?: EmbeddedDatabase;
   seed: SeedReport;
-  /** PIDs whose CPU is the database's (the memory stand-in, or FerretDB and its guard); empty for MONGODB_URI. */
+  /**
+   * PIDs whose CPU is the database's (the embedded launcher and every process under it: PostgreSQL's
+   * postmaster and backends, FerretDB); empty for MONGODB_URI. Read again at each measurement:
+   * backends come and go (their CPU stays in their parent's reaped-children total, see bench/proc.ts).
+   */
   serverPids(): Promise<number[]>;
   stop(): Promise<void>;
 }
 
 const MARKER_COLLECTION = 'bench_marker';
-/** Bump when the generator's output changes, so stale benchmark data is reloaded. */
-const GENERATOR_VERSION = 1;
-
-async function descendants(pid: number): Promise<number[]> {
-  const found: number[] = [];
-  const walk = async (parent: number) => {
-    let tasks: string[] = [];
-    try {
-      tasks = await readdir(`/proc/${parent}/task`);
-    } catch {
-      return;
-    }
-    for (const task of tasks) {
-      const children = await readFile(`/proc/${parent}/task/${task}/children`, 'utf8').catch(() => '');
-      for (const child of children.split(/\s+/).filter(Boolean).map(Number)) {
-        found.push(child);
-        await walk(child);
-      }
-    }
-  };
-  await walk(pid);
-  return found;
-}
-
-interface MemoryDatabase {
-  uri: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/** bench/memory-mongo.ts as its own process (its CPU is the database's, not a server's). */
-async function startMemoryDatabase(snapshot: string): Promise<MemoryDatabase> {
-  await mkdir(path.dirname(snapshot), { recursive: true });
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'bench/memory-mongo.ts', '--port', '0', '--snapshot', snapshot],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on 127\.0\.0\.1:(\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`bench memory database exited (${code}): ${output}`)));
-  });
-  const uri = `mongodb://127.0.0.1:${port}/`;
-  for (let attempt = 0; ; attempt++) {
-    const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1_000 });
-    try {
-      await client.db('admin').command({ ping: 1 });
-      break;
-    } catch (error) {
-      if (attempt > 50) throw error;
-      await sleep(100);
-    } finally {
-      await client.close();
-    }
-  }
-  return {
-    uri,
-    pid: child.pid ?? -1,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.stdin?.end();
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
-}
+/** Bump when the generator's output or the stored documents change (2: `_id` keys), so stale benchmark data is reloaded. */
+const GENERATOR_VERSION = 2;
 
 export async function openBenchDatabase(options: {
   spec: BenchDataSpec;
-  backend: Backend;
   dbName: string;
   dataDir: string;
   log: (line: string) => void;
 }): Promise<BenchDatabase> {
-  const { spec, backend, dbName, dataDir, log } = options;
+  const { spec, dbName, dataDir, log } = options;
   let embedded: EmbeddedDatabase | undefined;
-  let memory: MemoryDatabase | undefined;
   let uri = process.env.MONGODB_URI;
-  const kind = uri ? 'uri' : backend;
-  if (!uri && backend === 'ferretdb') {
-    const folder = path.join(dataDir, 'ferretdb');
-    log(`starting the benchmark's embedded FerretDB in ${path.relative(process.cwd(), folder)}`);
-    embedded = await startEmbeddedDatabase({ dataDir: folder, log });
+  const kind = uri ? 'uri' : 'embedded';
+  if (!uri) {
+    const folder = path.join(dataDir, 'embedded');
+    log(`starting the benchmark's embedded database in ${path.relative(process.cwd(), folder)}`);
+    embedded = await startEmbeddedDatabase({ dataDir: folder, throwaway: true, log });
     uri = embedded.uri;
-  } else if (!uri) {
-    const snapshot = path.join(dataDir, 'memory', `${dbName}.bson`);
-    log(`starting the bench's in-memory database (snapshot ${path.relative(process.cwd(), snapshot)})`);
-    memory = await startMemoryDatabase(snapshot);
-    uri = memory.uri;
   }
   const database = await connectDatabase({ uri, dbName });
   try {
@@ -171,7 +94,6 @@ export async function openBenchDatabase(options: {
         },
       });
       await markers.insertOne({ _id: 'data', ...spec, version: GENERATOR_VERSION });
-      if (memory) await database.db.admin().command({ benchSaveSnapshot: 1 });
       seed = {
         ...spec,
         reused: false,
@@ -187,18 +109,19 @@ export async function openBenchDatabase(options: {
       database,
       embedded,
       seed,
-      serverPids: async () =>
-        embedded ? [embedded.pid, ...(await descendants(embedded.pid))] : memory ? [memory.pid] : [],
+      serverPids: async () => {
+        if (!embedded) return [];
+        const trees = await Promise.all(embedded.pids.map(async (pid) => [pid, ...(await descendants(pid))]));
+        return trees.flat();
+      },
       async stop() {
         await database.close().catch(() => undefined);
         await embedded?.stop();
-        await memory?.stop();
       },
     };
   } catch (error) {
     await database.close().catch(() => undefined);
     await embedded?.stop();
-    await memory?.stop();
     throw error;
   }
 }

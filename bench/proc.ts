@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
 
 /** Per-process CPU and memory from Linux /proc, read from outside the measured process. */
 
@@ -16,8 +17,12 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** User + system CPU time of the whole process (all threads), in milliseconds; null when gone. */
-export function cpuMs(pid: number): number | null {
+/**
+ * User + system CPU time of the whole process (all threads), in milliseconds; null when gone.
+ * `withReapedChildren` adds the CPU of the children it has waited for: summed over a process tree,
+ * that keeps counting PostgreSQL backends after they exit.
+ */
+export function cpuMs(pid: number, withReapedChildren = false): number | null {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -28,11 +33,34 @@ export function cpuMs(pid: number): number | null {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / clockTicks();
+  const reaped = withReapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
+  return ((utime + stime + reaped) * 1000) / clockTicks();
 }
 
-export function totalCpuMs(pids: readonly number[]): number {
-  return pids.reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
+export function totalCpuMs(pids: readonly number[], withReapedChildren = false): number {
+  return pids.reduce((sum, pid) => sum + (cpuMs(pid, withReapedChildren) ?? 0), 0);
+}
+
+/** Every live process under `pid` (children, their children, …). */
+export async function descendants(pid: number): Promise<number[]> {
+  const found: number[] = [];
+  const walk = async (parent: number) => {
+    let tasks: string[] = [];
+    try {
+      tasks = await readdir(`/proc/${parent}/task`);
+    } catch {
+      return;
+    }
+    for (const task of tasks) {
+      const children = await readFile(`/proc/${parent}/task/${task}/children`, 'utf8').catch(() => '');
+      for (const child of children.split(/\s+/).filter(Boolean).map(Number)) {
+        found.push(child);
+        await walk(child);
+      }
+    }
+  };
+  await walk(pid);
+  return found;
 }
 
 function statusKb(pid: number, field: string): number | null {

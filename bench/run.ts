@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
 import type { OrderDoc } from '../src/db/documents';
-import { openBenchDatabase, type Backend, type BenchDatabase, type SeedReport } from './database';
+import { openBenchDatabase, type BenchDatabase, type SeedReport } from './database';
 import { cpuMs, peakRssMb, resetPeakRss, rssMb, totalCpuMs } from './proc';
 import { formatProfileSummary, readProfile, summariseProfile } from './profile-summary';
 import { buildScenarios, type RequestSpec, type Scenario } from './scenarios';
@@ -34,10 +34,6 @@ Results are written to bench/results/<timestamp>.json (and latest.json for a ful
   --connections C     Concurrent connections of the load generator (default 10)
   --scenarios a,b     Only these scenario ids (or id prefixes, e.g. rest,gql-order)
   --servers a,b       Only these servers: ${SERVER_IDS.join(', ')}
-  --db memory|ferretdb
-                      The database when MONGODB_URI is unset (default memory): bench/memory-mongo.ts,
-                      an in-memory MongoDB stand-in that answers like MongoDB with our indexes, or
-                      the embedded FerretDB 1.24 (seconds per request at the default sizes)
   --smoke             Tiny data set, 1 s runs, 1 round, 5 scenarios covering every server: checks
                       the harness in well under a minute
   --profile ID        Profile one scenario with node --cpu-prof instead of benchmarking, then print
@@ -73,7 +69,6 @@ interface Options {
   smoke: boolean;
   profile: string | null;
   profileServer: ServerId;
-  db: Backend;
 }
 
 class UsageError extends Error {}
@@ -121,7 +116,6 @@ function parseOptions(argv: string[]): Options | 'help' {
         smoke: { type: 'boolean', default: false },
         profile: { type: 'string' },
         'profile-server': { type: 'string' },
-        db: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -131,9 +125,6 @@ function parseOptions(argv: string[]): Options | 'help' {
   const v = parsed.values;
   if (v.help) return 'help';
   const smoke = v.smoke ?? false;
-  if (v.db !== undefined && v.db !== 'memory' && v.db !== 'ferretdb') {
-    throw new UsageError(`--db must be memory or ferretdb, got "${v.db}"`);
-  }
   return {
     seed: numberOption('seed', v.seed, 42, 0),
     products: numberOption('products', v.products, smoke ? 300 : 10_000, 1),
@@ -147,13 +138,11 @@ function parseOptions(argv: string[]): Options | 'help' {
     smoke,
     profile: v.profile ?? null,
     profileServer: serverList(v['profile-server'], 'profile-server')?.[0] ?? 'ours',
-    db: (v.db as Backend | undefined) ?? 'memory',
   };
 }
 
 const DATABASE_LABELS = {
-  memory: 'the in-memory MongoDB stand-in (bench/memory-mongo.ts)',
-  ferretdb: 'the embedded FerretDB 1.24 (SQLite)',
+  embedded: 'the embedded database (FerretDB 2.5 + DocumentDB 0.106 on PostgreSQL 15)',
   uri: 'MONGODB_URI',
 } as const;
 
@@ -232,17 +221,18 @@ async function measure(
   round: number,
   options: Options,
 ): Promise<RunMeasurement> {
-  const dbPids = await db.serverPids();
   resetPeakRss(server.pid);
   const cpuBefore = cpuMs(server.pid);
-  const dbBefore = totalCpuMs(dbPids);
+  // Read the tree at both ends: backends that started or ended meanwhile count too (bench/proc.ts).
+  const dbBefore = totalCpuMs(await db.serverPids(), true);
   const selfBefore = process.cpuUsage();
   const result = await drive(server.origin, request, options.duration, options.connections);
   const self = process.cpuUsage(selfBefore);
   if (process.env.BENCH_DEBUG)
     console.error(JSON.stringify({ ...result, latency: undefined, throughput: undefined }));
   const cpuAfter = cpuMs(server.pid);
-  const dbAfter = totalCpuMs(dbPids);
+  const dbPids = await db.serverPids();
+  const dbAfter = totalCpuMs(dbPids, true);
   if (cpuBefore === null || cpuAfter === null)
     throw new Error(`${SERVER_LABELS[server.id]} is gone (see ${server.logFile})`);
   const responses = result['2xx'] + result.non2xx;
@@ -478,7 +468,7 @@ interface IdleReading {
 async function measureIdle(servers: Map<ServerId, ServerProcess>, db: BenchDatabase, seconds: number) {
   const dbPids = await db.serverPids();
   const before = new Map([...servers].map(([id, server]) => [id, cpuMs(server.pid) ?? 0]));
-  const dbBefore = totalCpuMs(dbPids);
+  const dbBefore = totalCpuMs(dbPids, true);
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   const readings: IdleReading[] = [...servers].map(([id, server]) => ({
     server: id,
@@ -488,7 +478,7 @@ async function measureIdle(servers: Map<ServerId, ServerProcess>, db: BenchDatab
   if (dbPids.length > 0) {
     readings.push({
       server: 'database',
-      cpuMsPerSecond: (totalCpuMs(dbPids) - dbBefore) / seconds,
+      cpuMsPerSecond: (totalCpuMs(await db.serverPids(), true) - dbBefore) / seconds,
       rssMb: dbPids.reduce((sum, pid) => sum + (rssMb(pid) ?? 0), 0),
     });
   }
@@ -674,7 +664,6 @@ async function main(): Promise<void> {
   const dbName = options.smoke ? 'storefront_bench_smoke' : 'storefront_bench';
   const db = await openBenchDatabase({
     spec: { seed: options.seed, products: options.products, orders: options.orders },
-    backend: options.db,
     dbName,
     dataDir: path.join(DATA_DIR, 'db'),
     log,

@@ -59,6 +59,8 @@ export interface SharedServerEnv {
   MONGODB_DB: string;
   JWT_SECRET: string;
   PUBLIC_BASE_URL: string;
+  /** bench:scale measures slow requests instead of answering 503 at the default 3 s. */
+  MONGODB_TIMEOUT_MS?: string;
 }
 
 export interface ServerProcess {

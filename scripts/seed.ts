@@ -6,7 +6,7 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from '../seed/generator';
 import { loadFixtures, loadGenerated, type LoadProgress } from '../seed/load';
-import { sampleCustomers, tryItLines } from '../seed/summary';
+import { FIXTURES_REPLACED, listenUrl, sampleCustomers, tryItLines } from '../seed/summary';
 
 const USAGE = `Usage: npm run seed -- [--fixtures] [--products N] [--orders M] [--seed S] [--batch-size B]
 
@@ -159,8 +159,10 @@ async function run(args: SeedArgs): Promise<void> {
     } else {
       await generate(args, database, config.mongo.dbName);
     }
-    const baseUrl = config.publicBaseUrl ?? `http://${config.host}:${config.port}`;
-    console.log(tryItLines(await sampleCustomers(database.db), baseUrl).join('\n'));
+    if (generating && !args.fixtures) console.log(FIXTURES_REPLACED);
+    console.log(
+      tryItLines(await sampleCustomers(database.db), listenUrl(config.host, config.port)).join('\n'),
+    );
   } finally {
     await database?.close().catch(() => undefined);
     await embedded?.stop();

@@ -23,7 +23,8 @@ export async function sampleCustomers(db: Db, customers = 3, ordersEach = 2): Pr
 }
 
 /** The lines `npm run seed` ends with: who to be, which orders to open, and how. */
-export function tryItLines(samples: CustomerSample[], baseUrl: string): string[] {
+export function tryItLines(samples: CustomerSample[], url: string | undefined): string[] {
+  const baseUrl = url ?? 'http://127.0.0.1:<the port `npm start` logs>';
   if (samples.length === 0)
     return ['No orders were loaded; try the catalogue: ' + `${baseUrl}/api/v1/products`];
   const width = Math.max(...samples.map((sample) => sample.customerId.length));
@@ -31,8 +32,23 @@ export function tryItLines(samples: CustomerSample[], baseUrl: string): string[]
   return [
     'Customers and some of their orders:',
     ...samples.map((sample) => `  ${sample.customerId.padEnd(width)}  ${sample.orderUlids.join('  ')}`),
-    'Try one (with the server running on the same configuration):',
+    `Try one (with \`npm start\` running on the same configuration, it listens on ${baseUrl}):`,
     `  curl -H "Authorization: Bearer $(npm run -s token -- --sub ${first!.customerId})" \\`,
     `    ${baseUrl}/api/v1/orders/${first!.orderUlids[0]}`,
   ];
 }
+
+/**
+ * Where `npm start` with the same configuration listens (PUBLIC_BASE_URL names the public address,
+ * which may be a proxy's). A wildcard host is reached on loopback; PORT=0 is chosen at start.
+ */
+export function listenUrl(host: string, port: number): string | undefined {
+  if (port === 0) return undefined;
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** Said after generated data was loaded without the fixtures. */
+export const FIXTURES_REPLACED =
+  "Generated data replaced the fixtures: the README's examples (cus_alice, cus_bob and their orders) " +
+  'now answer 404; `npm run seed -- --fixtures` brings them back.';

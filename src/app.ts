@@ -11,6 +11,7 @@ import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
+import { countUnindexed } from './db/product-search';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
@@ -32,7 +33,7 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics } from './observability/metrics';
+import { createMetrics, registerUnindexedGauge } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -95,6 +96,8 @@ export function createApp(deps: AppDependencies): App {
     ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
     : undefined;
   const errorLog = createErrorLog(logger);
+  if (metrics)
+    registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>

@@ -8,6 +8,7 @@ import type { Config } from './config';
 import type { Db } from 'mongodb';
 import type { EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
+import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/product-search';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests } from './http/node-guards';
@@ -54,6 +55,17 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 }
 
 /** Database (real or embedded), indexes, optional fixtures, the app and its HTTP server. */
+/** Products written without current grams are still found, by a scan: say so, and how to fix it. */
+async function warnOfUnindexedProducts(database: Database, logger: Logger): Promise<void> {
+  const products = await countUnindexed(database.db.collection('products'));
+  if (products > 0) {
+    logger.warn(
+      { products },
+      `products without current search grams: searches scan every product until \`${SEARCH_INDEX_COMMAND}\` writes them`,
+    );
+  }
+}
+
 export async function startServer({ config, logger, seedIfEmpty }: StartOptions): Promise<RunningServer> {
   let embedded: EmbeddedDatabase | undefined;
   let uri = config.mongo.uri;
@@ -89,6 +101,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     });
     const created = await ensureIndexes(database.db);
     if (created.length > 0) logger.info({ indexes: created }, 'created indexes');
+    await warnOfUnindexedProducts(database, logger);
     if (config.seedFixturesWhenEmpty && seedIfEmpty && (await seedIfEmpty(database.db))) {
       logger.info('loaded the sample fixtures into the empty database');
     }

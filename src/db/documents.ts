@@ -1,4 +1,4 @@
-import type { ObjectId } from 'mongodb';
+import { searchFields, type SearchFields } from './product-search';
 
 /** Money as stored: integer minor units plus ISO 4217 code. Never binary floating point. */
 export interface MoneyDoc {
@@ -14,7 +14,11 @@ export interface VariantDoc {
 }
 
 export interface ProductDoc {
-  _id?: ObjectId;
+  /**
+   * Always equal to `id` (set by the repository on insert, never sent to clients): DocumentDB
+   * serves an order only on `_id` (its primary key), so pages sorted by id walk the key.
+   */
+  _id?: number;
   id: number;
   name: string;
   url: string;
@@ -62,7 +66,11 @@ export interface OrderItemDoc {
 }
 
 export interface OrderDoc {
-  _id?: ObjectId;
+  /**
+   * Always equal to `ulid` (set by the repository on insert, never sent to clients): the lookup by
+   * ULID and the newest-first lists then use the primary key, the one order DocumentDB serves.
+   */
+  _id?: string;
   id: number;
   /** Canonical upper-case Crockford base32. */
   ulid: string;
@@ -78,4 +86,14 @@ export interface OrderDoc {
   items: OrderItemDoc[];
   created_at: Date;
   updated_at: Date;
+}
+
+/** A product as stored: keyed by its id, with the grams of its searchable text. */
+export function productRecord(product: ProductDoc): ProductDoc & { _id: number } & SearchFields {
+  return { ...product, _id: product.id, ...searchFields(product) };
+}
+
+/** An order as stored: keyed by its ULID. */
+export function orderRecord(order: OrderDoc): OrderDoc & { _id: string } {
+  return { ...order, _id: order.ulid };
 }

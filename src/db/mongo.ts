@@ -12,6 +12,7 @@ import {
 } from 'mongodb';
 import { DatabaseBusyError } from './admission';
 import { DatabaseTimeoutError, RequestAbandonedError } from './deadline';
+import { SEARCH_GRAMS_INDEX, SEARCH_GRAMS_VERSION_INDEX } from './product-search';
 
 export interface MongoSettings {
   uri: string;
@@ -52,22 +53,30 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
   return { client, db, close: () => client.close() };
 }
 
-/** Every read we serve, and the index that serves it on MongoDB (see docs/benchmarks.md). */
+/** Every collection's own index: on `_id`, a product's id or an order's ULID (src/db/documents.ts). */
+export const PRIMARY_KEY = '_id_';
+
+/**
+ * Every read we serve, and the index that serves it (docs/benchmarks.md). Products are keyed by
+ * `_id` = id and orders by `_id` = ulid: lookups, keyset bounds and every page order use the
+ * primary key, the only order DocumentDB reads from an index. The others serve equality filters
+ * (bitmap scans); they do not end in `_id`, or the planner combines their `_id` part with the
+ * primary key's range and sorts instead of walking the key in order.
+ */
 export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   products: [
-    { key: { id: 1 }, name: 'id_1', unique: true },
-    { key: { category_key: 1, id: 1 }, name: 'category_key_1_id_1' },
+    { key: { category_key: 1 }, name: 'category_key_1' },
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
+    SEARCH_GRAMS_INDEX,
+    SEARCH_GRAMS_VERSION_INDEX,
   ],
   orders: [
-    { key: { ulid: 1 }, name: 'ulid_1', unique: true },
     { key: { id: 1 }, name: 'id_1', unique: true },
     { key: { 'items.id': 1 }, name: 'items.id_1' },
-    // Order lists walk ulid descending: one customer's (viewer.orders, orders with customerId), or
-    // every order in the given payment or fulfilment states ($in: one merged index scan per value).
-    { key: { customer_id: 1, ulid: -1 }, name: 'customer_id_1_ulid_-1' },
-    { key: { payment_status: 1, ulid: -1 }, name: 'payment_status_1_ulid_-1' },
-    { key: { fulfillment_status: 1, ulid: -1 }, name: 'fulfillment_status_1_ulid_-1' },
+    // Order lists by customer or state (src/db/order-repository.ts, findWindow).
+    { key: { customer_id: 1 }, name: 'customer_id_1' },
+    { key: { payment_status: 1 }, name: 'payment_status_1' },
+    { key: { fulfillment_status: 1 }, name: 'fulfillment_status_1' },
   ],
 };
 

@@ -1,7 +1,8 @@
 import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { CallOptions, ReadLimits } from './deadline';
-import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
+import { INDEXES, PRIMARY_KEY } from './mongo';
+import { orderRecord, type FulfillmentStatus, type OrderDoc, type PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
 export interface OrderCriteria {
@@ -58,7 +59,8 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
   const filter: Filter<OrderDoc> = {};
   if (criteria.customerId !== undefined) filter.customer_id = criteria.customerId;
   const ulid = ulidRange(criteria, window);
-  if (Object.keys(ulid).length > 0) filter.ulid = ulid;
+  // `_id` is the ULID (src/db/documents.ts): a range on it bounds the primary key walk.
+  if (Object.keys(ulid).length > 0) filter._id = ulid;
   if (criteria.paymentStatuses) filter.payment_status = { $in: [...criteria.paymentStatuses] };
   if (criteria.fulfillmentStatuses) filter.fulfillment_status = { $in: [...criteria.fulfillmentStatuses] };
   if (criteria.currency !== undefined) filter.currency = criteria.currency;
@@ -69,6 +71,21 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
   return filter;
 }
 
+/** Orders an order list walks newest-first before it reads its filter's index instead. */
+export const RECENT_WALK = 2_000;
+
+function indexLeadingWith(field: keyof OrderDoc): string {
+  return INDEXES.orders.find((index) => Object.keys(index.key)[0] === field)?.name as string;
+}
+
+/** The index of the most selective member a list filters on, if any. */
+function narrowingIndex(criteria: OrderCriteria): string | undefined {
+  if (criteria.customerId !== undefined) return indexLeadingWith('customer_id');
+  if (criteria.fulfillmentStatuses) return indexLeadingWith('fulfillment_status');
+  if (criteria.paymentStatuses) return indexLeadingWith('payment_status');
+  return undefined;
+}
+
 export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
@@ -77,7 +94,7 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
   return {
     /** `ulid` must already be canonical (upper case). */
     async findByUlid(ulid: string, { signal }: CallOptions = {}): Promise<OrderDoc | null> {
-      return orders.findOne({ ulid }, { projection: PROJECTION, ...reads, signal });
+      return orders.findOne({ _id: ulid }, { projection: PROJECTION, ...reads, signal });
     },
 
     async findByIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<OrderDoc[]> {
@@ -90,34 +107,58 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
         .toArray();
     },
 
-    /** Keyset paging on `ulid`: one `find` per page, items embedded, deep pages as cheap as the first. */
+    /**
+     * Keyset paging on `_id` (the ULID), items embedded. DocumentDB orders only by the primary key,
+     * so a list narrowed by an indexed member (a customer, states) has two plans, each cheap for
+     * one kind of list: walk the newest orders and filter (a customer with many orders), or read
+     * the member's index and sort what it finds (a customer with few). The walk goes first,
+     * bounded to RECENT_WALK orders; when that does not fill the window, the index does.
+     */
     async findWindow(
       criteria: OrderCriteria,
       window: OrderWindow,
       { signal }: CallOptions = {},
     ): Promise<OrderDoc[]> {
+      const filter = orderFilter(criteria, window);
+      const order = { _id: window.oldestFirst ? 1 : -1 } as const;
+      const index = narrowingIndex(criteria);
       // One batch for the whole window (see the product repository's findWindow).
-      return orders
-        .find(orderFilter(criteria, window), { projection: PROJECTION, ...reads, signal })
-        .sort({ ulid: window.oldestFirst ? 1 : -1 })
-        .limit(window.limit)
-        .batchSize(window.limit)
+      const find = (hint: string) =>
+        orders
+          .find(filter, { projection: PROJECTION, hint, ...reads, signal })
+          .sort(order)
+          .limit(window.limit)
+          .batchSize(window.limit)
+          .toArray();
+      if (index === undefined) return find(PRIMARY_KEY);
+      const { _id: keyRange, ...members } = filter;
+      const recent = await orders
+        .aggregate<OrderDoc>(
+          [
+            ...(keyRange === undefined ? [] : [{ $match: { _id: keyRange } }]),
+            { $sort: order },
+            { $limit: RECENT_WALK },
+            { $match: members },
+            { $limit: window.limit },
+            { $project: PROJECTION },
+          ],
+          { ...reads, signal, batchSize: window.limit, hint: PRIMARY_KEY },
+        )
         .toArray();
+      return recent.length === window.limit ? recent : find(index);
     },
 
     async countMatching(criteria: OrderCriteria, { signal }: CallOptions = {}): Promise<number> {
-      const filter = orderFilter(criteria);
-      if (Object.keys(filter).length === 0) return orders.estimatedDocumentCount(reads);
-      return orders.countDocuments(filter, { ...reads, signal });
+      // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
+      return orders.countDocuments(orderFilter(criteria), { ...reads, signal });
     },
 
-    /** From collection metadata: instant, and the driver takes no signal for it. */
-    async count(): Promise<number> {
-      return orders.estimatedDocumentCount(reads);
+    async count({ signal }: CallOptions = {}): Promise<number> {
+      return orders.countDocuments({}, { ...reads, signal });
     },
 
     async insertMany(docs: OrderDoc[]): Promise<void> {
-      if (docs.length > 0) await orders.insertMany(docs, { ordered: false });
+      if (docs.length > 0) await orders.insertMany(docs.map(orderRecord), { ordered: false });
     },
   };
 }

@@ -6,7 +6,7 @@ import {
 } from '@graphql-yoga/plugin-prometheus';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryObserver } from '../db/instrumented';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -129,4 +129,21 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
   });
 
   return { registry, httpDuration, cacheLookups, observeQuery, plugin };
+}
+
+/**
+ * Products without current search grams, counted at each scrape (three index probes). While it is
+ * above zero, searches scan every product; `npm run search:index` brings it to zero.
+ */
+export function registerUnindexedGauge(registry: Registry, count: () => Promise<number>): void {
+  new Gauge({
+    name: 'products_without_search_grams',
+    help: 'Products whose search grams are missing or stale (npm run search:index writes them).',
+    registers: [registry],
+    async collect() {
+      // A scrape during an outage still answers; the gauge then keeps its last value.
+      const value = await count().catch(() => undefined);
+      if (value !== undefined) this.set(value);
+    },
+  });
 }

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureIndexes, INDEXES } from '../../src/db/mongo';
-import { connectDatabase } from '../../src/db/mongo';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectDatabase, ensureIndexes, INDEXES } from '../../src/db/mongo';
+import { createOrderRepository } from '../../src/db/order-repository';
+import { createProductRepository } from '../../src/db/product-repository';
+import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db/mongo';
 
@@ -29,19 +30,23 @@ describe('ensureIndexes', () => {
     expect(await ensureIndexes(database.db)).toEqual([]);
 
     const products = await database.db.collection('products').listIndexes().toArray();
-    expect(products.find((index) => index.name === 'id_1')).toMatchObject({ key: { id: 1 }, unique: true });
-    expect(products.find((index) => index.name === 'category_key_1_id_1')).toMatchObject({
-      key: { category_key: 1, id: 1 },
+    expect(products.find((index) => index.name === 'category_key_1')).toMatchObject({
+      key: { category_key: 1 },
     });
     const orders = await database.db.collection('orders').listIndexes().toArray();
-    expect(orders.find((index) => index.name === 'ulid_1')).toMatchObject({ key: { ulid: 1 }, unique: true });
+    expect(orders.find((index) => index.name === 'id_1')).toMatchObject({ key: { id: 1 }, unique: true });
   });
 
-  it('enforces uniqueness of order ULIDs', async () => {
-    const orders = database.db.collection('orders');
-    await orders.insertOne({ id: 1, ulid: '01KE78KGFSQ4ZC7N2XW8RTB3MD', items: [] });
-    await expect(orders.insertOne({ id: 2, ulid: '01KE78KGFSQ4ZC7N2XW8RTB3MD', items: [] })).rejects.toThrow(
-      /duplicate key/i,
-    );
+  it('enforces uniqueness of product ids and order ULIDs: they are the primary keys', async () => {
+    const products = createProductRepository(database.db);
+    const product = FIXTURE_PRODUCTS[0]!;
+    await products.insertMany([product]);
+    await expect(
+      products.insertMany([{ ...product, variant: { ...product.variant, id: 12345 } }]),
+    ).rejects.toThrow(/duplicate key/i);
+    const orders = createOrderRepository(database.db);
+    const order = FIXTURE_ORDERS[0]!;
+    await orders.insertMany([order]);
+    await expect(orders.insertMany([{ ...order, id: 123456 }])).rejects.toThrow(/duplicate key/i);
   });
 });

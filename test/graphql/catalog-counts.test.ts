@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { productRecord, type ProductDoc } from '../../src/db/documents';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { startTestServer, type TestServer } from '../support/server';
 import { call, withQuery } from '../rest/helpers';
@@ -53,14 +54,14 @@ describe('categories and brands', () => {
   });
 
   it('merge names that differ only in case into one category, as the REST filter does', async () => {
-    const products = server.testDb.db.collection('products');
+    const products = server.testDb.db.collection<ProductDoc>('products');
     const template = {
       ...FIXTURE_PRODUCTS[0]!,
       id: 9001,
       category_name: 'GIFT CARDS',
       category_key: 'gift cards',
     };
-    await products.insertOne({ ...template, variant: { ...template.variant, id: 9901 } });
+    await products.insertOne(productRecord({ ...template, variant: { ...template.variant, id: 9901 } }));
     try {
       const { categories } = dataOf<Counts>(await server.graphql(QUERY));
       const gift = categories.filter((category) => category.name.toLowerCase() === 'gift cards');

@@ -268,10 +268,11 @@ describe('masking of unexpected errors', () => {
   beforeAll(async () => {
     broken = await startTestServer();
     const copy = structuredClone(FIXTURE_PRODUCTS[0]) as ProductDoc;
-    const products = broken.testDb.db.collection('products');
-    await products.insertOne({ ...copy, id: 999, variant: null } as unknown as ProductDoc);
+    const products = broken.testDb.db.collection<ProductDoc>('products');
+    await products.insertOne({ ...copy, _id: 999, id: 999, variant: null } as unknown as ProductDoc);
     await products.insertOne({
       ...structuredClone(copy),
+      _id: 998,
       id: 998,
       variant: { ...copy.variant, id: 9998, price: { amount: 'not money', currency: 'USD' } },
     } as unknown as ProductDoc);

@@ -1,6 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProductDoc } from '../../src/db/documents';
+import { productRecord, type ProductDoc } from '../../src/db/documents';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import { ORDER_FIELDS, PRODUCT_FIELDS, dataOf, globalId } from './helpers';
@@ -8,7 +8,10 @@ import { ORDER_FIELDS, PRODUCT_FIELDS, dataOf, globalId } from './helpers';
 /**
  * N+1 freedom, counted through the driver's command monitoring: a page of products, a search or
  * an order with its items costs a constant number of database commands whatever the page size,
- * and connection paging is keyset paging (sorted on id, limited, no skip).
+ * and connection paging is keyset paging (sorted on _id, the id, limited, no skip).
+ *
+ * `measure` files each command as a read ('find': a find, or an aggregation that returns rows,
+ * normalised to a find's filter/sort/skip/limit) or a 'count' (count, countDocuments, $group).
  */
 
 const EXTRA_PRODUCTS = 120;
@@ -41,10 +44,12 @@ beforeAll(async () => {
       variant: { ...copy.variant, id: 1000 + id },
     };
   });
-  await server.testDb.db.collection<ProductDoc>('products').insertMany(extra);
+  await server.testDb.db.collection<ProductDoc>('products').insertMany(extra.map(productRecord));
   admin = bearer(await mintToken({ sub: 'support_agent', scope: 'orders:read:all' }));
   server.database.client.on('commandStarted', (event) => {
-    if (event.databaseName === server.testDb.dbName && !HOUSEKEEPING.has(event.commandName))
+    // The probes for products without current search grams run once a second whatever the traffic.
+    const probe = JSON.stringify(event.command.filter ?? {}).includes('search_grams_version');
+    if (event.databaseName === server.testDb.dbName && !HOUSEKEEPING.has(event.commandName) && !probe)
       commands.push(event);
   });
 });
@@ -53,6 +58,8 @@ afterAll(() => server.stop());
 interface Measured {
   names: string[];
   finds: Document[];
+  /** Every command, in order. */
+  all: Document[];
   data: Record<string, unknown>;
 }
 
@@ -66,12 +73,28 @@ async function measure(
   const data = dataOf(await server.graphql(query, variables, headers));
   const seen = commands;
   commands = [];
+  const reads = seen.map((event) => asRead(event.command));
   return {
-    names: seen.map((event) =>
-      event.commandName === 'aggregate' || event.commandName === 'count' ? 'count' : event.commandName,
-    ),
-    finds: seen.filter((event) => event.commandName === 'find').map((event) => event.command),
+    names: reads.map((read) => (read === undefined ? 'count' : 'find')),
+    finds: reads.filter((read): read is Document => read !== undefined),
+    all: seen.map((event) => event.command),
     data,
+  };
+}
+
+/** A find as it is, an aggregation that returns rows as the find it stands for; undefined for counts. */
+function asRead(command: Document): Document | undefined {
+  if (command.find !== undefined) return command;
+  if (command.aggregate === undefined) return undefined;
+  const stages = command.pipeline as Document[];
+  if (stages.some((stage) => '$group' in stage)) return undefined;
+  const matches = stages.filter((stage) => '$match' in stage).map((stage) => stage.$match as Document);
+  const limits = stages.filter((stage) => '$limit' in stage).map((stage) => stage.$limit as number);
+  return {
+    filter: matches.length === 1 ? matches[0] : { $and: matches },
+    sort: stages.find((stage) => '$sort' in stage)?.$sort,
+    skip: stages.find((stage) => '$skip' in stage)?.$skip,
+    limit: limits.at(-1),
   };
 }
 
@@ -149,19 +172,19 @@ describe('connections', () => {
   it('pages forwards with a sorted, limited find and an $gt keyset filter, never skip', async () => {
     const first = await measure(PAGE_OF_PRODUCTS(false), { first: 5 });
     const [firstFind] = first.finds;
-    expect(sortOf(firstFind)).toEqual({ id: 1 });
+    expect(sortOf(firstFind)).toEqual({ _id: 1 });
     expect(firstFind?.limit).toBe(6); // one extra row tells whether there is a next page
     expect(firstFind?.skip ?? 0).toBe(0);
-    expect(valuesAt(firstFind?.filter, 'id')).toEqual([]);
+    expect(valuesAt(firstFind?.filter, '_id')).toEqual([]);
 
     const endCursor = (first.data.products as Edges).edges.at(-1)!.cursor;
     const next = await measure(PAGE_OF_PRODUCTS(false), { first: 50, after: endCursor });
     const [nextFind] = next.finds;
     expect(next.names).toEqual(['find']);
-    expect(sortOf(nextFind)).toEqual({ id: 1 });
+    expect(sortOf(nextFind)).toEqual({ _id: 1 });
     expect(nextFind?.limit).toBe(51);
     expect(nextFind?.skip ?? 0).toBe(0);
-    expect(valuesAt(nextFind?.filter, 'id')).toEqual([{ $gt: 5 }]);
+    expect(valuesAt(nextFind?.filter, '_id')).toEqual([{ $gt: 5 }]);
     expect((next.data.products as Edges).edges.map((edge) => edge.node.databaseId)).toEqual(
       Array.from({ length: 50 }, (_, index) => 6 + index),
     );
@@ -171,7 +194,7 @@ describe('connections', () => {
     const last = await measure(PAGE_OF_PRODUCTS(false), { last: 5 });
     const [lastFind] = last.finds;
     expect(last.names).toEqual(['find']);
-    expect(sortOf(lastFind)).toEqual({ id: -1 });
+    expect(sortOf(lastFind)).toEqual({ _id: -1 });
     expect(lastFind?.limit).toBe(6);
     expect(lastFind?.skip ?? 0).toBe(0);
     const startCursor = (last.data.products as Edges).edges[0]!.cursor;
@@ -181,10 +204,10 @@ describe('connections', () => {
 
     const before = await measure(PAGE_OF_PRODUCTS(false), { last: 50, before: startCursor });
     const [beforeFind] = before.finds;
-    expect(sortOf(beforeFind)).toEqual({ id: -1 });
+    expect(sortOf(beforeFind)).toEqual({ _id: -1 });
     expect(beforeFind?.limit).toBe(51);
     expect(beforeFind?.skip ?? 0).toBe(0);
-    expect(valuesAt(beforeFind?.filter, 'id')).toEqual([{ $lt: 136 }]);
+    expect(valuesAt(beforeFind?.filter, '_id')).toEqual([{ $lt: 136 }]);
   });
 
   it('bounds a window on both sides in one find', async () => {
@@ -196,27 +219,29 @@ describe('connections', () => {
       before: cursors[15],
     });
     expect(window.names).toEqual(['find']);
-    expect(valuesAt(window.finds[0]?.filter, 'id')).toEqual([{ $gt: 3, $lt: 16 }]);
+    expect(valuesAt(window.finds[0]?.filter, '_id')).toEqual([{ $gt: 3, $lt: 16 }]);
   });
 
   it('costs the same for a filtered search page of 5 and of 50', async () => {
     const five = await measure(SEARCH_PAGE, { term: 'northwind', first: 5 });
     const fifty = await measure(SEARCH_PAGE, { term: 'northwind', first: 50 });
     expect((fifty.data.searchProducts as Edges).edges).toHaveLength(50);
-    expect(five.names.sort()).toEqual(['count', 'find']);
-    expect(fifty.names.sort()).toEqual(['count', 'find']);
-    const [find] = fifty.finds;
-    expect(sortOf(find)).toEqual({ id: 1 });
-    expect(find?.limit).toBe(51);
-    expect(valuesAt(find?.filter, '$regex')).not.toEqual([]);
+    // A word this dense fills the window in the walk of the primary key (src/db/product-search.ts),
+    // one aggregation, and totalCount is one more.
+    expect(five.all.map((command) => command.aggregate)).toEqual(['products', 'products']);
+    expect(fifty.all.map((command) => command.aggregate)).toEqual(['products', 'products']);
+    const walk = fifty.all[0]!.pipeline as Document[];
+    expect(valuesAt(walk, '$regex')).not.toEqual([]);
+    expect(valuesAt(walk, '$limit').at(-1)).toBe(51);
+    expect(valuesAt(walk, '$skip')).toEqual([]);
 
     const after = (fifty.data.searchProducts as Edges).edges.at(-1)!.cursor;
     const next = await measure(SEARCH_PAGE, { term: 'northwind', first: 50, after });
-    expect(next.names.sort()).toEqual(['count', 'find']);
-    expect(valuesAt(next.finds[0]?.filter, 'id')).toEqual([
-      { $gt: (fifty.data.searchProducts as Edges).edges.at(-1)!.node.databaseId },
-    ]);
-    expect(next.finds[0]?.skip ?? 0).toBe(0);
+    expect(next.all).toHaveLength(2);
+    expect(valuesAt(next.all[0]!.pipeline, '_id')).toContainEqual({
+      $gt: (fifty.data.searchProducts as Edges).edges.at(-1)!.node.databaseId,
+    });
+    expect(valuesAt(next.all[0]!.pipeline, '$skip')).toEqual([]);
   });
 
   it('costs the same for a category page of 5 and of 50', async () => {
@@ -252,7 +277,7 @@ describe('numbered pages', () => {
     expect((fifty.data.productPage as { items: unknown[] }).items).toHaveLength(50);
     expect(five.names.sort()).toEqual(['count', 'find']);
     expect(fifty.names.sort()).toEqual(['count', 'find']);
-    expect(sortOf(fifty.finds[0])).toEqual({ id: 1 });
+    expect(sortOf(fifty.finds[0])).toEqual({ _id: 1 });
     expect(fifty.finds[0]?.limit).toBe(50);
     expect(fifty.finds[0]?.skip).toBe(50);
   });
@@ -308,7 +333,7 @@ describe('orders and nodes', () => {
       3, 1, 4, 15, 9, 26, 5, 35, 89, 140,
     ]);
     expect(ten.names).toEqual(['find']);
-    expect(valuesAt(ten.finds[0]?.filter, 'id')).toEqual([{ $in: [3, 1, 4, 15, 9, 26, 5, 35, 89, 140] }]);
+    expect(valuesAt(ten.finds[0]?.filter, '_id')).toEqual([{ $in: [3, 1, 4, 15, 9, 26, 5, 35, 89, 140] }]);
     const two = await measure(NODES, { ids: [globalId('Product', 1), globalId('Product', 2)] });
     expect(two.names).toEqual(['find']);
   });
@@ -360,14 +385,16 @@ describe('order lists', () => {
     alice = bearer(await mintToken({ sub: 'cus_alice' }));
   });
 
-  it('costs one find per page of viewer.orders with every field and item, whatever the page size', async () => {
+  it('costs one read per page of viewer.orders with every field and item, whatever the page size', async () => {
     const alicesOrders = FIXTURE_ORDERS.filter((order) => order.customer_id === 'cus_alice');
     for (const first of [1, 5, 20]) {
       const page = await measure(MY_ORDERS(false), { first }, alice);
       const edges = (page.data as unknown as MyOrders).viewer.orders.edges;
       expect(edges).toHaveLength(Math.min(first, alicesOrders.length));
-      expect(page.names).toEqual(['find']);
-      expect(page.finds[0]?.limit).toBe(first + 1);
+      // The bounded walk of the newest orders; a second read (the customer's index) only when the
+      // walk cannot fill the window, as for first: 20 of alice's 13 (src/db/order-repository.ts).
+      expect(page.names).toEqual(first + 1 <= alicesOrders.length ? ['find'] : ['find', 'find']);
+      expect(page.finds.every((read) => read.limit === first + 1)).toBe(true);
     }
   });
 
@@ -376,7 +403,10 @@ describe('order lists', () => {
     let pages = 0;
     for (;;) {
       const page = await measure(MY_ORDERS(pages === 0), { first: 4, after }, alice);
-      expect(page.names.sort()).toEqual(pages === 0 ? ['count', 'find'] : ['find']);
+      const reads = page.names.filter((name) => name === 'find').length;
+      expect(page.names.filter((name) => name === 'count')).toHaveLength(pages === 0 ? 1 : 0);
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(reads).toBeLessThanOrEqual(2);
       pages += 1;
       const { pageInfo } = (page.data as unknown as MyOrders).viewer.orders;
       if (!pageInfo.hasNextPage) break;
@@ -385,7 +415,7 @@ describe('order lists', () => {
     expect(pages).toBe(Math.ceil(FIXTURE_ORDERS.filter((o) => o.customer_id === 'cus_alice').length / 4));
   });
 
-  it('costs one find for a filtered support page of every order with its items', async () => {
+  it('costs at most two reads for a filtered support page of every order with its items', async () => {
     const query = /* GraphQL */ `
       query ($filter: OrderFilter) {
         orders(first: 20, filter: $filter) {
@@ -402,12 +432,14 @@ describe('order lists', () => {
     expect((all.data.orders as { edges: unknown[] }).edges).toHaveLength(FIXTURE_ORDERS.length);
     expect(all.names).toEqual(['find']);
     const filtered = await measure(query, { filter: { paymentStatus: ['PENDING'], currency: 'GBP' } }, admin);
-    expect(filtered.names).toEqual(['find']);
+    expect(filtered.names.length).toBeGreaterThanOrEqual(1);
+    expect(filtered.names.length).toBeLessThanOrEqual(2);
+    expect(new Set(filtered.names)).toEqual(new Set(['find']));
   });
 
   it('costs one aggregation each for categories and brands', async () => {
     const reply = await measure('{ categories { name productCount } brands { id name productCount } }');
-    // `measure` files aggregate under count (countDocuments is one); no find, nothing per row.
+    // `measure` files a $group under count; no read, nothing per row.
     expect(reply.names).toEqual(['count', 'count']);
     expect(reply.finds).toEqual([]);
   });

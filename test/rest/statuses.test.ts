@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProductDoc } from '../../src/db/documents';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import {
@@ -198,12 +199,13 @@ describe('500 Server Error. on an unexpected failure', () => {
     broken = await startTestServer();
     // A product document that breaks the contract's shape (no variant), written behind the API's back.
     const { variant: _variant, ...rest } = FIXTURE_PRODUCTS[0]!;
-    await broken.testDb.db.collection('products').insertOne({
+    await broken.testDb.db.collection<ProductDoc>('products').insertOne({
       ...rest,
+      _id: 999,
       id: 999,
       name: 'Broken',
       variant: null,
-    });
+    } as unknown as ProductDoc);
   });
   afterAll(() => broken.stop());
 

@@ -44,12 +44,13 @@ describe('npm run seed (scripts/seed.ts)', () => {
       // Not a terminal: progress lines instead of a bar, then the summary with the rate.
       expect(outcome.stdout).toMatch(/seeding: 100% \(2,500\/2,500 documents\)/);
       expect(outcome.stdout).toMatch(/2,000 products, 500 orders in [\d.]+ s \([\d,]+ docs\/s\)/);
+      expect(outcome.stdout).toContain('Generated data replaced the fixtures');
 
       const db = client.db(dbName);
       expect(await db.collection('products').countDocuments({})).toBe(2000);
       expect(await db.collection('orders').countDocuments({})).toBe(500);
       const indexes = (await db.collection('orders').listIndexes().toArray()).map((index) => index.name);
-      expect(indexes).toContain('ulid_1');
+      expect(indexes).toContain('customer_id_1');
     } finally {
       await client
         .db(dbName)
@@ -64,8 +65,16 @@ describe('npm run seed (scripts/seed.ts)', () => {
     const dbName = `seed_cli_${randomBytes(4).toString('hex')}`;
     const client = new MongoClient(uri);
     try {
-      const outcome = await seedCli([], { MONGODB_URI: uri, MONGODB_DB: dbName, PORT: '4321' });
+      // PUBLIC_BASE_URL is the public address (a proxy's): the try-it line names where the server listens.
+      const outcome = await seedCli([], {
+        MONGODB_URI: uri,
+        MONGODB_DB: dbName,
+        PORT: '4321',
+        HOST: '0.0.0.0',
+        PUBLIC_BASE_URL: 'https://shop.example.com',
+      });
       expect(outcome.code).toBe(0);
+      expect(outcome.stdout).not.toContain('Generated data replaced the fixtures');
       const alice = (await client
         .db(dbName)
         .collection('orders')

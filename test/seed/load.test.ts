@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OrderDoc, ProductDoc } from '../../src/db/documents';
+import { productRecord, type OrderDoc, type ProductDoc } from '../../src/db/documents';
+import { INDEXES } from '../../src/db/mongo';
 import { createOrderRepository } from '../../src/db/order-repository';
 import { createProductRepository } from '../../src/db/product-repository';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { generateProduct } from '../../seed/generator';
 import { loadFixtures, loadGenerated, seedFixturesIfEmpty, type LoadProgress } from '../../seed/load';
+import { searchFields } from '../../src/db/product-search';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 let tdb: TestDatabase;
@@ -46,7 +48,7 @@ describe('seed loading', () => {
   });
 
   it('loadFixtures replaces both collections with the fixtures, without touching the exports', async () => {
-    await productsOf().insertOne(generateProduct(1, 999));
+    await productsOf().insertOne(productRecord(generateProduct(1, 999)));
     expect(await loadFixtures(tdb.db)).toEqual({
       products: FIXTURE_PRODUCTS.length,
       orders: FIXTURE_ORDERS.length,
@@ -58,8 +60,8 @@ describe('seed loading', () => {
     expect(await counts()).toEqual({ products: FIXTURE_PRODUCTS.length, orders: FIXTURE_ORDERS.length });
     // The collections are emptied by dropping them; their indexes must come back.
     const indexes = (await productsOf().listIndexes().toArray()).map((index) => index.name);
-    expect(indexes).toEqual(expect.arrayContaining(['id_1', 'category_key_1_id_1', 'variant.id_1']));
-    await expect(productsOf().insertOne(structuredClone(FIXTURE_PRODUCTS[0]!))).rejects.toThrow(/duplicate/i);
+    expect(indexes).toEqual(expect.arrayContaining(['_id_', ...INDEXES.products.map((index) => index.name)]));
+    await expect(productsOf().insertOne(productRecord(FIXTURE_PRODUCTS[0]!))).rejects.toThrow(/duplicate/i);
     expect(FIXTURE_PRODUCTS.some((product) => '_id' in product)).toBe(false);
     expect(FIXTURE_ORDERS.some((order) => '_id' in order)).toBe(false);
   });
@@ -96,9 +98,12 @@ describe('seed loading', () => {
     expect(result.elapsedMs).toBeGreaterThan(0);
     expect(result.docsPerSecond).toBeGreaterThan(0);
     expect(await counts()).toEqual({ products: 3000, orders: 1200 });
-    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual(
-      generateProduct(7, 1234),
-    );
+    // Stored with the grams search reads (src/db/product-search.ts).
+    const generated = generateProduct(7, 1234);
+    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual({
+      ...generated,
+      ...searchFields(generated),
+    });
     expect(await ordersOf().countDocuments({ customer_id: 'cus_alice' })).toBe(0);
 
     expect(progress.length).toBe(5);
@@ -120,9 +125,11 @@ describe('seed loading', () => {
       orders: FIXTURE_ORDERS.length + 200,
     });
     const lastFixtureId = Math.max(...FIXTURE_PRODUCTS.map((product) => product.id));
-    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual(
-      generateProduct(7, lastFixtureId + 1),
-    );
+    const generated = generateProduct(7, lastFixtureId + 1);
+    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual({
+      ...generated,
+      ...searchFields(generated),
+    });
     const firstGenerated = await ordersOf().findOne({ id: FIXTURE_ORDERS.length + 1 });
     const lastFixtureItem = Math.max(
       ...FIXTURE_ORDERS.flatMap((order) => order.items.map((item) => item.id)),

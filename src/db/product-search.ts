@@ -1,0 +1,120 @@
+import escapeStringRegexp from 'escape-string-regexp';
+import type { Collection, Filter } from 'mongodb';
+import { documentGrams, SEARCH_GRAMS_VERSION, wordGrams, type SearchableText } from '../catalog/search-grams';
+import type { ProductDoc } from './documents';
+
+/**
+ * Search served by the n-gram index (src/catalog/search-grams.ts): the filters, and the choice
+ * between the index and the walk in id order for one page.
+ */
+
+const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_name', 'tags'] as const;
+
+/** The derived fields every product carries; never sent to clients. */
+export interface SearchFields {
+  /** Every gram of the searchable text (documentGrams), served by a multikey index. */
+  search_grams: string[];
+  /** SEARCH_GRAMS_VERSION of the rules that made search_grams; another value (or none) is stale. */
+  search_grams_version: number;
+}
+
+export const SEARCH_GRAMS_INDEX = { key: { search_grams: 1 }, name: 'search_grams_1' } as const;
+export const SEARCH_GRAMS_VERSION_INDEX = {
+  key: { search_grams_version: 1 },
+  name: 'search_grams_version_1',
+} as const;
+/** Left out of every read: the grams are several hundred bytes per product. */
+export const WITHOUT_SEARCH_FIELDS = { search_grams: 0, search_grams_version: 0 } as const;
+
+export function searchFields(text: SearchableText): SearchFields {
+  return { search_grams: documentGrams(text), search_grams_version: SEARCH_GRAMS_VERSION };
+}
+
+/** The literal, case-insensitive match of one word: user text is escaped, never a pattern. */
+export function wordMatch(word: string): Filter<ProductDoc> {
+  const literal = { $regex: escapeStringRegexp(word), $options: 'i' };
+  return { $or: SEARCHABLE_FIELDS.map((field) => ({ [field]: literal })) };
+}
+
+/** The grams every match of all `words` must carry; empty when every word is shorter than a gram. */
+export function searchGrams(words: readonly string[]): string[] {
+  return [...new Set(words.flatMap(wordGrams))].sort();
+}
+
+/**
+ * Products whose grams are missing or were made by other rules (three index-backed probes:
+ * `$exists: false`, `$lt`, `$gt`; one `$or` of them, or `null`, `$ne`, are scans on DocumentDB).
+ */
+const UNINDEXED: Filter<ProductDoc>[] = [
+  { search_grams_version: { $exists: false } },
+  { search_grams_version: { $lt: SEARCH_GRAMS_VERSION } },
+  { search_grams_version: { $gt: SEARCH_GRAMS_VERSION } },
+];
+
+/** Whether any product lacks current grams: while one does, searches take the scan and stay exact. */
+export async function hasUnindexed(products: Collection<ProductDoc>, reads: object = {}): Promise<boolean> {
+  const found = await Promise.all(
+    UNINDEXED.map((filter) => products.findOne(filter, { projection: { _id: 1 }, ...reads })),
+  );
+  return found.some((doc) => doc !== null);
+}
+
+/** What writes the grams onto products written by other systems (scripts/search-index.ts). */
+export const SEARCH_INDEX_COMMAND = 'npm run search:index';
+
+/** How many products have missing or stale grams (`npm run search:index` makes them current). */
+export async function countUnindexed(products: Collection<ProductDoc>): Promise<number> {
+  const counts = await Promise.all(UNINDEXED.map((filter) => products.countDocuments(filter)));
+  return counts.reduce((sum, count) => sum + count, 0);
+}
+
+export const UNINDEXED_FILTER: Filter<ProductDoc> = { $or: UNINDEXED };
+
+/**
+ * How a search reads: `grams` adds `search_grams: {$all}` to the word matches, so the multikey
+ * index selects the candidates and the regexes verify them in the same query; `scan` is the word
+ * matches alone (words shorter than a gram, or products without current grams).
+ */
+export type SearchPlan = { kind: 'grams'; grams: string[] } | { kind: 'scan' };
+
+/**
+ * How long one answer of the three probes is reused: a search costs no extra round trip, and a
+ * product written without grams is found by every search that starts a second after it.
+ */
+export const UNINDEXED_RECHECK_MS = 1_000;
+
+/** Plans searches over `products`; shared by every request of one repository. */
+export function createSearchPlanner(products: Collection<ProductDoc>, reads: object = {}) {
+  let probe: { at: number; answer: Promise<boolean> } | undefined;
+  function unindexed(): Promise<boolean> {
+    const now = performance.now();
+    if (!probe || now - probe.at >= UNINDEXED_RECHECK_MS) {
+      const answer = hasUnindexed(products, reads);
+      probe = { at: now, answer };
+      // A failed probe is not remembered: the next search asks again.
+      answer.catch(() => {
+        if (probe?.answer === answer) probe = undefined;
+      });
+    }
+    return probe.answer;
+  }
+  return async function planSearch(words: readonly string[]): Promise<SearchPlan> {
+    const grams = searchGrams(words);
+    if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
+    return { kind: 'grams', grams };
+  };
+}
+
+/** The search's clauses for a plan: the same regexes either way, so results never change. */
+export function searchClauses(words: readonly string[], plan: SearchPlan): Filter<ProductDoc>[] {
+  const matches = words.map(wordMatch);
+  return plan.kind === 'grams' ? [{ search_grams: { $all: plan.grams } }, ...matches] : matches;
+}
+
+/**
+ * Rows of the collection a page may walk in id order before the index is asked instead. A word
+ * dense enough to fill a page within them (a common word's first pages) is served by that walk,
+ * which stops at the page's last match; the index would have to fetch and sort every candidate.
+ * A rarer word costs this many rows once more (docs/benchmarks.md, "Search").
+ */
+export const WALK_BUDGET = 2_000;
