@@ -57,10 +57,10 @@ async function spansOf(traceId: string, until: (spans: ReceivedSpan[]) => boolea
   return mine();
 }
 
+// A page is a find or an aggregation; the instrumentation names an aggregation's span after the
+// database's `$cmd`, not its collection.
 const isMongoFind = (span: ReceivedSpan) =>
-  span.scope.includes('mongodb') &&
-  /find|aggregate/.test(span.name) &&
-  JSON.stringify(span).includes('products');
+  span.scope.includes('mongodb') && /^(find products|aggregate )/.test(span.name);
 
 function requestLogLine(traceId: string): Record<string, unknown> | undefined {
   return stdout

@@ -1,8 +1,9 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import autocannon from 'autocannon';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadFixtures, loadGenerated } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
+import { startDelayingProxy } from '../support/delaying-proxy';
 import { listeningUrl, serverProcessEnv, spawnServer } from '../support/processes';
 import { bearer, mintToken, startTestServer } from '../support/server';
 
@@ -33,10 +34,11 @@ describe('graceful shutdown', () => {
   }, 60_000);
 
   it('says not ready at once, and answers requests caught by the deadline 503, never a reset', async () => {
-    const server = await startTestServer({ fixtures: false });
-    // Enough products that an unmatched search (a full scan on FerretDB) outlasts the 50 ms deadline,
-    // also on a busy machine.
-    await loadGenerated(server.testDb.db, { seed: 4, products: 4_000, orders: 0 });
+    // Every database reply held for 10 s once the server is up: the requests below are still
+    // waiting for the database when the 50 ms deadline passes, however fast the engine is.
+    const proxy = await startDelayingProxy(inject('mongoUri'));
+    const server = await startTestServer({ fixtures: false, env: { MONGODB_URI: proxy.uri } });
+    proxy.delayMs = 10_000;
     let received = 0;
     server.http.on('request', () => received++);
     const slow = (index: number) =>
@@ -70,6 +72,7 @@ describe('graceful shutdown', () => {
     });
     await closing;
     await server.testDb.close();
+    await proxy.close();
   }, 60_000);
 });
 
