@@ -13,6 +13,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     // One embedded database serves every file; files run in parallel on their own databases.
+    // Most files wait on servers and the database rather than compute: three at a time on two
+    // cores ran the suite in 133 s against 268 s with vitest's default of one (cores - 1).
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
