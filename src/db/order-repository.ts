@@ -75,21 +75,27 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
 export const RECENT_WALK = 2_000;
 
 function indexLeadingWith(field: keyof OrderDoc): string {
-  return INDEXES.orders.find((index) => Object.keys(index.key)[0] === field)?.name as string;
-}
-
-/** The index of the most selective member a list filters on, if any. */
-function narrowingIndex(criteria: OrderCriteria): string | undefined {
-  if (criteria.customerId !== undefined) return indexLeadingWith('customer_id');
-  if (criteria.fulfillmentStatuses) return indexLeadingWith('fulfillment_status');
-  if (criteria.paymentStatuses) return indexLeadingWith('payment_status');
-  return undefined;
+  const name = INDEXES.orders.find((index) => Object.keys(index.key)[0] === field)?.name;
+  if (name === undefined) throw new Error(`INDEXES.orders has no index leading with ${field}`);
+  return name;
 }
 
 export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const orders = db.collection<OrderDoc>('orders');
+  // Looked up once, not on every list; a missing index fails here, not as an undefined hint.
+  const byCustomer = indexLeadingWith('customer_id');
+  const byFulfillment = indexLeadingWith('fulfillment_status');
+  const byPayment = indexLeadingWith('payment_status');
+
+  /** The index of the most selective member a list filters on, if any. */
+  function narrowingIndex(criteria: OrderCriteria): string | undefined {
+    if (criteria.customerId !== undefined) return byCustomer;
+    if (criteria.fulfillmentStatuses) return byFulfillment;
+    if (criteria.paymentStatuses) return byPayment;
+    return undefined;
+  }
 
   return {
     /** `ulid` must already be canonical (upper case). */
