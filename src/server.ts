@@ -54,7 +54,6 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
   });
 }
 
-/** Database (real or embedded), indexes, optional fixtures, the app and its HTTP server. */
 /** Products written without current grams are still found, by a scan: say so, and how to fix it. */
 async function warnOfUnindexedProducts(database: Database, logger: Logger): Promise<void> {
   const products = await countUnindexed(database.db.collection('products'));
@@ -66,6 +65,7 @@ async function warnOfUnindexedProducts(database: Database, logger: Logger): Prom
   }
 }
 
+/** Database (real or embedded), indexes, optional fixtures, the app and its HTTP server. */
 export async function startServer({ config, logger, seedIfEmpty }: StartOptions): Promise<RunningServer> {
   let embedded: EmbeddedDatabase | undefined;
   let uri = config.mongo.uri;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from '../config';
 
 /** Bytes a signing secret needs at least (HS256's key size): a shorter one is guessable offline. */
-export const MIN_SECRET_BYTES = 32;
+const MIN_SECRET_BYTES = 32;
 
 /** Where the development signing secret lives when no JWT settings are given. */
 export function devSecretPath(config: Config): string {

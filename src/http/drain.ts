@@ -17,18 +17,18 @@ function unavailableBody(url: string | undefined): string {
 }
 
 /**
- * Shutdown without dropping anything: once `start()` is called, every response (in flight or
- * new) says `Connection: close`, so keep-alive clients leave after their current request instead
- * of sending more; `expire()`, at the deadline, answers whatever is still open with 503 rather
- * than a reset (the app's late answer is then dropped by the adapter).
- */
-/**
  * How long no request may be open before idle keep-alive sockets are closed during a drain. A
  * keep-alive client on a busy machine can take well over 100 ms to write its next request after
  * an answer; closing under it then is a reset (seen with 100 ms, tests running three at a time).
  */
 const QUIET_MS = 1_000;
 
+/**
+ * Shutdown without dropping anything: once `start()` is called, every response (in flight or
+ * new) says `Connection: close`, so keep-alive clients leave after their current request instead
+ * of sending more; `expire()`, at the deadline, answers whatever is still open with 503 rather
+ * than a reset (the app's late answer is then dropped by the adapter).
+ */
 export function createDrain() {
   let draining = false;
   const open = new Set<ServerResponse>();

@@ -17,7 +17,7 @@ const SANE_HOST =
   /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /** Where a request no URL can be built from is sent on to (src/http/use-client-errors.ts answers). */
-export const INVALID_REQUEST_PATH = '/.invalid-request';
+const INVALID_REQUEST_PATH = '/.invalid-request';
 const invalidReasons = new WeakMap<IncomingMessage, string>();
 
 /** Why the node:http layer found the request malformed (its 400's message), if it did. */

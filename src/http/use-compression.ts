@@ -46,7 +46,7 @@ export function negotiateEncoding(acceptEncoding: string | null): Encoding | und
   return chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
 }
 
-export function addVary(headers: Headers): void {
+function addVary(headers: Headers): void {
   const vary = headers.get('vary');
   if (!vary) headers.set('vary', 'Accept-Encoding');
   else if (!/(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i.test(vary)) {

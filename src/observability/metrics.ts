@@ -21,8 +21,8 @@ export interface Metrics {
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** The operationName label of a request with no name, and of one whose name the server does not know. */
-export const ANONYMOUS_OPERATION = 'anonymous';
-export const OTHER_OPERATION = 'other';
+const ANONYMOUS_OPERATION = 'anonymous';
+const OTHER_OPERATION = 'other';
 
 /**
  * Labels come from a fixed set, never from the client: a unique operationName per request (or an
