@@ -68,10 +68,23 @@ async function answers(uri: string): Promise<boolean> {
   }
 }
 
+/**
+ * Milliseconds until the database answers three reads in a row, from the first of them (-1: not
+ * within `timeoutMs`). One answer is not enough after a kill: the survivor of the pair can answer
+ * once more before the supervisor has restarted both, and a read a moment later then fails.
+ */
 async function untilAnswers(uri: string, timeoutMs: number): Promise<number> {
   const begun = Date.now();
+  let firstOfRun: number | undefined;
+  let run = 0;
   while (Date.now() - begun < timeoutMs) {
-    if (await answers(uri)) return Date.now() - begun;
+    if (await answers(uri)) {
+      firstOfRun ??= Date.now() - begun;
+      if (++run === 3) return firstOfRun;
+    } else {
+      firstOfRun = undefined;
+      run = 0;
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return -1;
