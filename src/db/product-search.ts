@@ -1,5 +1,6 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Collection, Filter } from 'mongodb';
+import { chooseGrams, sampleOf, type GramSample } from '../catalog/gram-choice';
 import { documentGrams, SEARCH_GRAMS_VERSION, wordGrams, type SearchableText } from '../catalog/search-grams';
 import type { ProductDoc } from './documents';
 
@@ -8,7 +9,12 @@ import type { ProductDoc } from './documents';
  * between the index and the walk in id order for one page.
  */
 
-const SEARCHABLE_FIELDS = ['name', 'short_description', 'brand_name', 'category_name', 'tags'] as const;
+/**
+ * In the order the `$or` tests them: the short fields first, so a candidate that matches in one
+ * of them skips the longer regexes (a common word's count at 1M: 0.61 s in the order of the
+ * contract, 0.41 s in this one).
+ */
+const SEARCHABLE_FIELDS = ['category_name', 'brand_name', 'tags', 'name', 'short_description'] as const;
 
 /** The derived fields every product carries; never sent to clients. */
 export interface SearchFields {
@@ -81,7 +87,49 @@ export type SearchPlan = { kind: 'grams'; grams: string[] } | { kind: 'scan' };
  * How long one answer of the three probes is reused: a search costs no extra round trip, and a
  * product written without grams is found by every search that starts a second after it.
  */
-export const UNINDEXED_RECHECK_MS = 1_000;
+const UNINDEXED_RECHECK_MS = 1_000;
+
+/** Products sampled for the grams' shares (src/catalog/gram-choice.ts), and how long a sample is used. */
+export const GRAM_SAMPLE_SIZE = 2_000;
+const GRAM_SAMPLE_MAX_AGE_MS = 10 * 60_000;
+const GRAM_SAMPLE_RETRY_MS = 10_000;
+
+/** Which grams a random sample of products carries (a few tens of ms at 1,000,000 products). */
+async function sampleGrams(products: Collection<ProductDoc>, reads: object): Promise<GramSample> {
+  const rows = await products
+    .aggregate<{ search_grams?: unknown }>(
+      [{ $sample: { size: GRAM_SAMPLE_SIZE } }, { $project: { _id: 0, search_grams: 1 } }],
+      reads,
+    )
+    .toArray();
+  return sampleOf(rows.map((row) => row.search_grams));
+}
+
+/**
+ * The newest sample; only the first search waits for one. An old one keeps serving while the
+ * next is taken, and a failed attempt is retried after GRAM_SAMPLE_RETRY_MS.
+ */
+function sampledShares(products: Collection<ProductDoc>, reads: object): () => Promise<GramSample | undefined> {
+  let current: GramSample | undefined;
+  let taking: Promise<GramSample | undefined> | undefined;
+  let dueAt = 0;
+  return () => {
+    const now = performance.now();
+    if (!taking && now >= dueAt) {
+      dueAt = now + GRAM_SAMPLE_MAX_AGE_MS;
+      taking = sampleGrams(products, reads)
+        .then(
+          (sample) => (current = sample),
+          () => {
+            dueAt = performance.now() + GRAM_SAMPLE_RETRY_MS;
+            return current;
+          },
+        )
+        .finally(() => (taking = undefined));
+    }
+    return current ? Promise.resolve(current) : (taking ?? Promise.resolve(undefined));
+  };
+}
 
 /** Plans searches over `products`; shared by every request of one repository. */
 export function createSearchPlanner(products: Collection<ProductDoc>, reads: object = {}) {
@@ -98,10 +146,12 @@ export function createSearchPlanner(products: Collection<ProductDoc>, reads: obj
     }
     return probe.answer;
   }
+  const sample = sampledShares(products, reads);
   return async function planSearch(words: readonly string[]): Promise<SearchPlan> {
     const grams = searchGrams(words);
     if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
-    return { kind: 'grams', grams };
+    // Without a sample (the database refused it), every gram: slower, equally exact.
+    return { kind: 'grams', grams: chooseGrams(grams, await sample()) };
   };
 }
 
