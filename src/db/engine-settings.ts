@@ -1,3 +1,5 @@
+import { totalmem } from 'node:os';
+
 /**
  * The embedded PostgreSQL cluster's settings, declared once; the launcher passes each as
  * `-c name=value`. Why each matters is in ../shared/research/ferretdb2-documentdb.md.
@@ -6,6 +8,18 @@
 /** The database FerretDB keeps its data in, and pg_cron's jobs run in. */
 export const POSTGRES_DATABASE = 'postgres';
 export const POSTGRES_ROLE = 'postgres';
+
+const MIB = 1024 * 1024;
+
+/**
+ * A quarter of the machine's memory, between PostgreSQL's default 128 MB and 4 GB: PostgreSQL's
+ * own sizing advice. A count or search visits every row it counts; a page in shared buffers
+ * costs ~1.6 µs, one copied in from the OS cache ~3.6 µs (a common word's count at 1,000,000
+ * products: 0.59 s with 128 MB, 0.30 s with the table held). Memory is only used as pages are read.
+ */
+export function sharedBuffersFor(totalMemoryBytes: number): string {
+  return `${Math.round(Math.min(4096, Math.max(128, totalMemoryBytes / 4 / MIB)))}MB`;
+}
 
 export const POSTGRES_SETTINGS: Readonly<Record<string, string>> = {
   shared_preload_libraries: 'pg_cron,pg_documentdb_core,pg_documentdb',
@@ -16,6 +30,7 @@ export const POSTGRES_SETTINGS: Readonly<Record<string, string>> = {
   'documentdb.useFileBasedPersistedCursors': 'on',
   // Sorts on _id are served by the primary key (a first page in 1 ms instead of a scan and a sort).
   'documentdb.enableSortbyIdPushDownToPrimaryKey': 'on',
+  shared_buffers: sharedBuffersFor(totalmem()),
   // Loading a million documents grew the WAL past 1 GB with the default.
   max_wal_size: '256MB',
   // A count or gram search over ~100,000+ matching rows builds a bitmap larger than the default
