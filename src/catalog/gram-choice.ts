@@ -46,38 +46,48 @@ const ENTRY_COST = 0.12;
 /** A `$all` of more grams than this gains nothing measurable. */
 const MAX_CHOSEN = 6;
 
+export interface GramChoice {
+  /** In sorted order; never empty when the search has grams. */
+  grams: string[];
+  /** The estimated share of products carrying all of them (their candidates); unknown without a sample. */
+  share?: number;
+}
+
 /**
- * The grams to read, chosen greedily by estimated cost (entries read + candidates left), in
- * sorted order; never empty when `grams` is not. Without a sample, every gram.
+ * The grams to read, chosen greedily by estimated cost (entries read + candidates left). Without
+ * a sample, every gram.
  */
-export function chooseGrams(grams: readonly string[], sample: GramSample | undefined): string[] {
+export function chooseGrams(grams: readonly string[], sample: GramSample | undefined): GramChoice {
   const distinct = [...new Set(grams)].sort();
-  if (!sample || sample.size === 0 || distinct.length <= 1) return distinct;
+  if (!sample || sample.size === 0 || distinct.length === 0) return { grams: distinct };
   // Smoothed shares: a gram missing from the sample is rare, not absent.
   const share = (count: number) => (count + 0.5) / (sample.size + 1);
   const none = new Uint16Array(0);
   const alive = new Uint8Array(sample.size).fill(1);
   let entries = 0;
   let cost = Infinity;
+  let candidates = share(sample.size);
   const chosen: string[] = [];
   const left = new Set(distinct);
   while (left.size > 0 && chosen.length < MAX_CHOSEN) {
-    let best: { gram: string; cost: number; carriers: Uint16Array } | undefined;
+    let best: { gram: string; cost: number; carriers: Uint16Array; kept: number } | undefined;
     for (const gram of left) {
       const carriers = sample.carriers.get(gram) ?? none;
       let kept = 0;
       for (const product of carriers) kept += alive[product]!;
       const next = ENTRY_COST * (entries + share(carriers.length)) + share(kept);
-      if (!best || next < best.cost) best = { gram, cost: next, carriers };
+      if (!best || next < best.cost) best = { gram, cost: next, carriers, kept };
     }
     if (!best || best.cost >= cost) break;
     chosen.push(best.gram);
     left.delete(best.gram);
     cost = best.cost;
+    candidates = share(best.kept);
     entries += share(best.carriers.length);
     const carrying = new Uint8Array(sample.size);
     for (const product of best.carriers) carrying[product] = 1;
-    for (let product = 0; product < sample.size; product++) alive[product] = alive[product]! & carrying[product]!;
+    for (let product = 0; product < sample.size; product++)
+      alive[product] = alive[product]! & carrying[product]!;
   }
-  return chosen.sort();
+  return { grams: chosen.sort(), share: candidates };
 }

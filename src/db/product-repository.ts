@@ -5,6 +5,7 @@ import {
   createSearchPlanner,
   SEARCH_GRAMS_INDEX,
   searchClauses,
+  walkMayFill,
   WALK_BUDGET,
   WITHOUT_SEARCH_FIELDS,
   type SearchPlan,
@@ -146,7 +147,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       { signal }: CallOptions = {},
     ): Promise<ProductDoc[]> {
       const searchPlan = await plan(criteria);
-      if (searchPlan.kind === 'grams') {
+      if (walkMayFill(searchPlan, skip + limit)) {
         const walked = await walk(criteria, undefined, 1, skip, limit, signal);
         if (walked) return walked;
       }
@@ -180,7 +181,7 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
       const bounded = Object.keys(idRange).length > 0;
       const searchPlan = await plan(criteria);
-      if (searchPlan.kind === 'grams') {
+      if (walkMayFill(searchPlan, window.limit)) {
         const walked = await walk(
           criteria,
           bounded ? idRange : undefined,

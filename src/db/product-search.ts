@@ -1,6 +1,6 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Collection, Filter } from 'mongodb';
-import { chooseGrams, sampleOf, type GramSample } from '../catalog/gram-choice';
+import { chooseGrams, sampleOf, type GramChoice, type GramSample } from '../catalog/gram-choice';
 import { documentGrams, SEARCH_GRAMS_VERSION, wordGrams, type SearchableText } from '../catalog/search-grams';
 import type { ProductDoc } from './documents';
 
@@ -81,7 +81,7 @@ export const UNINDEXED_FILTER: Filter<ProductDoc> = { $or: UNINDEXED };
  * index selects the candidates and the regexes verify them in the same query; `scan` is the word
  * matches alone (words shorter than a gram, or products without current grams).
  */
-export type SearchPlan = { kind: 'grams'; grams: string[] } | { kind: 'scan' };
+export type SearchPlan = ({ kind: 'grams' } & GramChoice) | { kind: 'scan' };
 
 /**
  * How long one answer of the three probes is reused: a search costs no extra round trip, and a
@@ -109,7 +109,10 @@ async function sampleGrams(products: Collection<ProductDoc>, reads: object): Pro
  * The newest sample; only the first search waits for one. An old one keeps serving while the
  * next is taken, and a failed attempt is retried after GRAM_SAMPLE_RETRY_MS.
  */
-function sampledShares(products: Collection<ProductDoc>, reads: object): () => Promise<GramSample | undefined> {
+function sampledShares(
+  products: Collection<ProductDoc>,
+  reads: object,
+): () => Promise<GramSample | undefined> {
   let current: GramSample | undefined;
   let taking: Promise<GramSample | undefined> | undefined;
   let dueAt = 0;
@@ -151,7 +154,7 @@ export function createSearchPlanner(products: Collection<ProductDoc>, reads: obj
     const grams = searchGrams(words);
     if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
     // Without a sample (the database refused it), every gram: slower, equally exact.
-    return { kind: 'grams', grams: chooseGrams(grams, await sample()) };
+    return { kind: 'grams', ...chooseGrams(grams, await sample()) };
   };
 }
 
@@ -168,3 +171,12 @@ export function searchClauses(words: readonly string[], plan: SearchPlan): Filte
  * A rarer word costs this many rows once more (docs/benchmarks.md, "Search").
  */
 export const WALK_BUDGET = 2_000;
+
+/**
+ * Whether the walk may find `rows` matches: not when the sample says the grams' candidates (an
+ * upper bound of the matches) are expected fewer than half of them within WALK_BUDGET rows.
+ * Then the walk is skipped; a wrong guess costs time, never results.
+ */
+export function walkMayFill(plan: SearchPlan, rows: number): boolean {
+  return plan.kind === 'grams' && (plan.share === undefined || plan.share * WALK_BUDGET >= rows / 2);
+}

@@ -15,7 +15,7 @@ describe('choosing the grams a search reads', () => {
       ...products(600, ['are', 'war', 'xyz']),
       ...products(960, ['abc']),
     ]);
-    expect(chooseGrams(wordGrams('software'), sample)).toEqual(['ftw']);
+    expect(chooseGrams(wordGrams('software'), sample)).toEqual({ grams: ['ftw'], share: 440.5 / 2001 });
   });
 
   it('adds a second word’s gram only when it removes more candidates than its entries cost', () => {
@@ -26,27 +26,30 @@ describe('choosing the grams a search reads', () => {
       ...products(98, ['gbp', 'net']),
       ...products(1_802, ['net']),
     ]);
-    expect(chooseGrams(['dne', 'gbp', 'net'], rarelyTogether)).toEqual(['dne', 'gbp']);
+    expect(chooseGrams(['dne', 'gbp', 'net'], rarelyTogether)).toEqual({
+      grams: ['dne', 'gbp'],
+      share: 2.5 / 2001,
+    });
     const alwaysTogether = sampleOf([...products(100, ['dne', 'gbp', 'net']), ...products(1_900, ['net'])]);
-    expect(chooseGrams(['dne', 'gbp', 'net'], alwaysTogether)).toEqual(['dne']);
+    expect(chooseGrams(['dne', 'gbp', 'net'], alwaysTogether).grams).toEqual(['dne']);
   });
 
   it('prefers a gram the sample never saw: it is rare, and the regexes still decide', () => {
     const sample = sampleOf(products(100, ['foo', 'ood']));
-    expect(chooseGrams(['foo', 'ood', 'odz'], sample)).toEqual(['odz']);
+    expect(chooseGrams(['foo', 'ood', 'odz'], sample)).toEqual({ grams: ['odz'], share: 0.5 / 101 });
   });
 
   it('is always a non-empty subset of the grams, in order, and all of them without a sample', () => {
     const grams = wordGrams('streamnest');
-    expect(chooseGrams(grams, undefined)).toEqual([...grams].sort());
-    expect(chooseGrams(grams, sampleOf([]))).toEqual([...grams].sort());
+    expect(chooseGrams(grams, undefined)).toEqual({ grams: [...grams].sort() });
+    expect(chooseGrams(grams, sampleOf([]))).toEqual({ grams: [...grams].sort() });
     for (const sample of [sampleOf(products(50, grams)), sampleOf(products(50, ['zzz']))]) {
-      const chosen = chooseGrams(grams, sample);
+      const chosen = chooseGrams(grams, sample).grams;
       expect(chosen.length).toBeGreaterThan(0);
       expect(chosen.every((gram) => grams.includes(gram))).toBe(true);
       expect(chosen).toEqual([...chosen].sort());
     }
-    expect(chooseGrams([], sampleOf(products(5, ['abc'])))).toEqual([]);
+    expect(chooseGrams([], sampleOf(products(5, ['abc'])))).toEqual({ grams: [] });
   });
 
   it('takes from stored grams only what a product written by another system may add', () => {
