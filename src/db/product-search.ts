@@ -99,7 +99,8 @@ async function sampleGrams(products: Collection<ProductDoc>, reads: object): Pro
   const rows = await products
     .aggregate<{ search_grams?: unknown }>(
       [{ $sample: { size: GRAM_SAMPLE_SIZE } }, { $project: { _id: 0, search_grams: 1 } }],
-      reads,
+      // One reply (~1 MB), no getMore round trips.
+      { ...reads, batchSize: GRAM_SAMPLE_SIZE },
     )
     .toArray();
   return sampleOf(rows.map((row) => row.search_grams));

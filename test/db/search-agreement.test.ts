@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import type { ProductDoc } from '../../src/db/documents';
 import { createProductRepository, productFilter } from '../../src/db/product-repository';
-import { createSearchPlanner, hasUnindexed, WALK_BUDGET } from '../../src/db/product-search';
+import {
+  createSearchPlanner,
+  hasUnindexed,
+  searchGrams,
+  WALK_BUDGET,
+  walkMayFill,
+} from '../../src/db/product-search';
 import { generateProduct } from '../../seed/generator';
 import { loadGenerated } from '../../seed/load';
 import { startTestServer, type TestServer } from '../support/server';
@@ -195,6 +201,17 @@ describe('search through the grams agrees with the scan', () => {
     const plans = await Promise.all(CORPUS.map((term) => planSearch(criteriaFor(term, undefined).words)));
     expect(plans.filter((plan) => plan.kind === 'grams').length).toBeGreaterThan(CORPUS.length / 2);
     expect(plans.filter((plan) => plan.kind === 'scan').length).toBeGreaterThan(5);
+    // Many read only some of their grams, and some skip the walk (src/catalog/gram-choice.ts).
+    const subsets = CORPUS.filter((term, index) => {
+      const plan = plans[index]!;
+      return (
+        plan.kind === 'grams' && plan.grams.length < searchGrams(criteriaFor(term, undefined).words).length
+      );
+    });
+    expect(subsets.length).toBeGreaterThan(10);
+    expect(
+      plans.filter((plan) => plan.kind === 'grams' && !walkMayFill(plan, PER_PAGE)).length,
+    ).toBeGreaterThan(10);
     // The tricky products are found by what the regex folds.
     for (const term of ['strasse', 'ẞ', 'kelvin', 'chaussure', 'σίσυφος', 'ﬁ', '🎁🎉', 'a.b*c'])
       expect(
