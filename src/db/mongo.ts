@@ -112,6 +112,29 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
 const UNAVAILABLE_SERVER_CODES = new Set([50, 89, 91, 189, 202, 262, 10107, 11600, 11602, 13435, 13436]);
 
 /**
+ * FerretDB answers InternalError (1) with these messages when it has lost its PostgreSQL backend
+ * (killed, restarting or shutting down): measured after a kill -9 of the postmaster, thousands of
+ * requests a second got them until the supervisor had restarted it. Any other InternalError stays
+ * a 500: a fault to look at.
+ */
+const LOST_BACKEND =
+  /failed to connect|dial error|broken pipe|connection reset|terminating connection|the database system is|server closed the connection|unexpected EOF|conn closed/i;
+
+function isLostBackend(error: MongoServerError): boolean {
+  return Number(error.code) === 1 && LOST_BACKEND.test(error.message);
+}
+
+/**
+ * A socket failure the driver lets through unwrapped: writing to a connection FerretDB had just
+ * closed raised Node's own EPIPE ("This socket has been ended by the other party").
+ */
+const SOCKET_ERROR_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT']);
+
+function isSocketError(error: unknown): boolean {
+  return error instanceof Error && SOCKET_ERROR_CODES.has(String((error as NodeJS.ErrnoException).code));
+}
+
+/**
  * Errors that mean "the database cannot be reached right now" (answered 503, retried by clients):
  * unreachable, hung past MONGODB_TIMEOUT_MS (network timeouts are MongoNetworkErrors), the
  * client closed under a request at the end of a shutdown, or no turn free in the admission lane.
@@ -124,9 +147,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     error instanceof DatabaseBusyError ||
     error instanceof RequestAbandonedError ||
     error instanceof MongoOperationTimeoutError ||
-    (error instanceof MongoServerError && UNAVAILABLE_SERVER_CODES.has(Number(error.code))) ||
+    (error instanceof MongoServerError &&
+      (UNAVAILABLE_SERVER_CODES.has(Number(error.code)) || isLostBackend(error))) ||
     error instanceof MongoClientClosedError ||
     error instanceof MongoNetworkError ||
+    isSocketError(error) ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError
   );

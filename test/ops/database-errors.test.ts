@@ -62,6 +62,33 @@ describe('a database deadline (MaxTimeMSExpired)', () => {
   });
 });
 
+describe('a lost database backend', () => {
+  const internalError = (errmsg: string) => () =>
+    new MongoServerError({ ok: 0, code: 1, codeName: 'InternalError', errmsg });
+
+  it.each([
+    [
+      'FerretDB without its PostgreSQL',
+      internalError('write failed: write unix @->/db/.s.PGSQL.5432: write: broken pipe'),
+    ],
+    ['FerretDB while PostgreSQL stops', internalError('terminating connection due to administrator command')],
+    [
+      'a raw socket error from the driver',
+      () => Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' }),
+    ],
+  ])('%s is 503 with Retry-After', async (_, error) => {
+    failEveryRead(error);
+    const rest = await server.request('/api/v1/products?per_page=1');
+    expect(rest.status).toBe(503);
+    expect(rest.headers.get('retry-after')).toBe('5');
+  });
+
+  it('any other InternalError stays a 500: a fault to look at', async () => {
+    failEveryRead(internalError('BSON field is of the wrong type'));
+    expect((await server.request('/api/v1/products?per_page=1')).status).toBe(500);
+  });
+});
+
 describe('error logs while the database fails', () => {
   it('writes a few lines for a request with 2,000 failing entries, a stack once', async () => {
     failEveryRead(() => new Error('the database said something nobody expected'));

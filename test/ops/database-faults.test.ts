@@ -41,16 +41,19 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** The FerretDB process itself (its guard shells mention the data folder too). */
-function ferretdbPid(): number {
+/** The database process whose command matches `program` (its guard shells mention the data folder too). */
+function pidOf(program: RegExp): number {
   const pids = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
-    .filter(([, command, ...args]) => /ferretdb-/.test(command ?? '') && args.join(' ').includes(dataDir))
+    .filter(([, command, ...args]) => program.test(command ?? '') && args.join(' ').includes(dataDir))
     .map(([pid]) => Number(pid));
   expect(pids).toHaveLength(1);
   return pids[0]!;
 }
+const ferretdbPid = () => pidOf(/ferretdb-/);
+/** The postmaster (its backends are titled `postgres: <cluster>: …`, without the binary's path). */
+const postmasterPid = () => pidOf(/\/bin\/postgres$/);
 
 async function timed(pathname: string): Promise<{ status: number; ms: number; retryAfter: string | null }> {
   const started = performance.now();
@@ -130,6 +133,30 @@ describe('a killed database (SIGKILL)', () => {
     // And again: supervision is not a one-shot.
     process.kill(ferretdbPid(), 'SIGKILL');
     expect(await untilServed(15_000)).toBeGreaterThanOrEqual(0);
+  }, 60_000);
+
+  it('answers 503 + Retry-After, never 500, to requests caught by a kill -9 of PostgreSQL', async () => {
+    expect(await untilServed(15_000)).toBeGreaterThanOrEqual(0);
+    // FerretDB outlives its backend for a moment and answers InternalError ("broken pipe",
+    // "terminating connection …"), then is stopped with it: before, hundreds of 500s a second.
+    const statuses = new Map<number, number>();
+    const retryAfter = new Set<string | null>();
+    let stop = false;
+    const clients = Array.from({ length: 4 }, async (_, client) => {
+      for (let n = 0; !stop; n++) {
+        const answer = await timed(`/api/v1/products?search=card&per_page=${client + 1}&page=${(n % 3) + 1}`);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status !== 200) retryAfter.add(answer.retryAfter);
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.kill(postmasterPid(), 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    stop = true;
+    await Promise.all(clients);
+    console.log(`kill -9 of PostgreSQL under load: ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+    expect([...retryAfter].filter((value) => value !== '5')).toEqual([]);
   }, 60_000);
 
   it('leaves no database process behind when the server closes', async () => {
