@@ -98,6 +98,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       socketTimeoutMS: config.mongo.timeoutMs + 1_000,
       monitorCommands: config.mongo.monitorCommands,
       readPreference: config.mongo.readPreference,
+      log: (message, details) => logger.warn(details, message),
     });
     const created = await ensureIndexes(database.db);
     if (created.length > 0) logger.info({ indexes: created }, 'created indexes');

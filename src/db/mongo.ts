@@ -1,6 +1,7 @@
 import {
   MongoClient,
   MongoClientClosedError,
+  MongoExpiredSessionError,
   MongoNetworkError,
   MongoNotConnectedError,
   MongoOperationTimeoutError,
@@ -11,6 +12,7 @@ import {
   type IndexDescription,
 } from 'mongodb';
 import { DatabaseBusyError } from './admission';
+import { watchHeartbeats } from './heartbeat-watchdog';
 import { DatabaseTimeoutError, RequestAbandonedError } from './deadline';
 import { SEARCH_GRAMS_INDEX, SEARCH_GRAMS_VERSION_INDEX } from './product-search';
 
@@ -29,6 +31,8 @@ export interface MongoSettings {
   readPreference?: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   /** Emit the driver's command events (tests count round trips with them). Costly: off by default. */
   monitorCommands?: boolean;
+  /** Where the heartbeat watchdog (src/db/heartbeat-watchdog.ts) says what it did. */
+  log?: (message: string, details: Record<string, unknown>) => void;
 }
 
 export interface Database {
@@ -38,9 +42,10 @@ export interface Database {
 }
 
 export async function connectDatabase(settings: MongoSettings): Promise<Database> {
+  const connectTimeoutMS = settings.serverSelectionTimeoutMS ?? 3_000;
   const client = new MongoClient(settings.uri, {
     serverSelectionTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
-    connectTimeoutMS: settings.serverSelectionTimeoutMS ?? 3_000,
+    connectTimeoutMS,
     // A query on a connection that hangs mid-outage fails instead of hanging the connection.
     socketTimeoutMS: settings.socketTimeoutMS ?? 30_000,
     maxPoolSize: settings.maxPoolSize ?? 20,
@@ -49,8 +54,20 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
     monitorCommands: settings.monitorCommands ?? false,
   });
   await client.connect();
+  // A heartbeat ends within connectTimeoutMS (a new connection's handshake, or a hello's reply).
+  const stopWatching = watchHeartbeats(client, {
+    stuckAfterMs: 2 * connectTimeoutMS + 1_000,
+    log: settings.log,
+  });
   const db = client.db(settings.dbName);
-  return { client, db, close: () => client.close() };
+  return {
+    client,
+    db,
+    close: () => {
+      stopWatching();
+      return client.close();
+    },
+  };
 }
 
 /** Every collection's own index: on `_id`, a product's id or an order's ULID (src/db/documents.ts). */
@@ -150,6 +167,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     (error instanceof MongoServerError &&
       (UNAVAILABLE_SERVER_CODES.has(Number(error.code)) || isLostBackend(error))) ||
     error instanceof MongoClientClosedError ||
+    // An operation running while the heartbeat watchdog connects the client again.
+    error instanceof MongoExpiredSessionError ||
     error instanceof MongoNetworkError ||
     isSocketError(error) ||
     error instanceof MongoNotConnectedError ||

@@ -135,29 +135,38 @@ describe('a killed database (SIGKILL)', () => {
     expect(await untilServed(15_000)).toBeGreaterThanOrEqual(0);
   }, 60_000);
 
-  it('answers 503 + Retry-After, never 500, to requests caught by a kill -9 of PostgreSQL', async () => {
-    expect(await untilServed(15_000)).toBeGreaterThanOrEqual(0);
+  it('answers 503 + Retry-After, never 500, to requests caught by a kill -9 of PostgreSQL, and serves again', async () => {
     // FerretDB outlives its backend for a moment and answers InternalError ("broken pipe",
     // "terminating connection …"), then is stopped with it: before, hundreds of 500s a second.
-    const statuses = new Map<number, number>();
-    const retryAfter = new Set<string | null>();
-    let stop = false;
-    const clients = Array.from({ length: 4 }, async (_, client) => {
-      for (let n = 0; !stop; n++) {
-        const answer = await timed(`/api/v1/products?search=card&per_page=${client + 1}&page=${(n % 3) + 1}`);
-        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        if (answer.status !== 200) retryAfter.add(answer.retryAfter);
-      }
-    });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    process.kill(postmasterPid(), 'SIGKILL');
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    stop = true;
-    await Promise.all(clients);
-    console.log(`kill -9 of PostgreSQL under load: ${JSON.stringify(Object.fromEntries(statuses))}`);
-    expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
-    expect([...retryAfter].filter((value) => value !== '5')).toEqual([]);
-  }, 60_000);
+    // Three kills: the driver's monitor sometimes hung on a destroyed socket, and the server
+    // answered 503 for good (src/db/heartbeat-watchdog.ts).
+    for (let kill = 1; kill <= 3; kill++) {
+      expect(await untilServed(20_000), `served before kill ${kill}`).toBeGreaterThanOrEqual(0);
+      const statuses = new Map<number, number>();
+      const retryAfter = new Set<string | null>();
+      let stop = false;
+      const clients = Array.from({ length: 4 }, async (_, client) => {
+        for (let n = 0; !stop; n++) {
+          const answer = await timed(
+            `/api/v1/products?search=card&per_page=${client + 1}&page=${(n % 3) + 1}`,
+          );
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          if (answer.status !== 200) retryAfter.add(answer.retryAfter);
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      process.kill(postmasterPid(), 'SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      stop = true;
+      await Promise.all(clients);
+      console.log(
+        `kill -9 of PostgreSQL under load (${kill}): ${JSON.stringify(Object.fromEntries(statuses))}`,
+      );
+      expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+      expect([...retryAfter].filter((value) => value !== '5')).toEqual([]);
+    }
+    expect(await untilServed(20_000)).toBeGreaterThanOrEqual(0);
+  }, 120_000);
 
   it('leaves no database process behind when the server closes', async () => {
     await server.close(1_000);
