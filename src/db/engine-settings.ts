@@ -17,7 +17,7 @@ const MIB = 1024 * 1024;
  * costs ~1.6 µs, one copied in from the OS cache ~3.6 µs (a common word's count at 1,000,000
  * products: 0.59 s with 128 MB, 0.30 s with the table held). Memory is only used as pages are read.
  */
-export function sharedBuffersFor(totalMemoryBytes: number): string {
+function sharedBuffersFor(totalMemoryBytes: number): string {
   return `${Math.round(Math.min(4096, Math.max(128, totalMemoryBytes / 4 / MIB)))}MB`;
 }
 

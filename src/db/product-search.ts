@@ -37,7 +37,7 @@ export function searchFields(text: SearchableText): SearchFields {
 }
 
 /** The literal, case-insensitive match of one word: user text is escaped, never a pattern. */
-export function wordMatch(word: string): Filter<ProductDoc> {
+function wordMatch(word: string): Filter<ProductDoc> {
   const literal = { $regex: escapeStringRegexp(word), $options: 'i' };
   return { $or: SEARCHABLE_FIELDS.map((field) => ({ [field]: literal })) };
 }
@@ -90,7 +90,7 @@ export type SearchPlan = ({ kind: 'grams' } & GramChoice) | { kind: 'scan' };
 const UNINDEXED_RECHECK_MS = 1_000;
 
 /** Products sampled for the grams' shares (src/catalog/gram-choice.ts), and how long a sample is used. */
-export const GRAM_SAMPLE_SIZE = 2_000;
+const GRAM_SAMPLE_SIZE = 2_000;
 const GRAM_SAMPLE_MAX_AGE_MS = 10 * 60_000;
 const GRAM_SAMPLE_RETRY_MS = 10_000;
 
