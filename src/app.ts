@@ -187,9 +187,8 @@ export function createApp(deps: AppDependencies): App {
       maskError(error, message) {
         const original = (error as { originalError?: unknown }).originalError ?? error;
         if (isDatabaseUnavailable(original)) return serviceUnavailable();
-        const masked = maskError(asUnexpected(error), message, false);
-        if (masked !== error) errorLog.error(original, 'unexpected error');
-        return masked;
+        // Yoga logs what this masks (logging.error above): once, with the original error.
+        return maskError(asUnexpected(error), message, false);
       },
     },
     plugins: [

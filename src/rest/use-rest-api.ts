@@ -143,7 +143,8 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     function errorResponse({ errors }: ExecutionResult): Response {
       const error = errors![0]!;
       const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
-      if (response.status === 500) throw error;
+      // A masked error (`unexpected`) was logged where it was masked; any other is logged here.
+      if (response.status === 500 && error.extensions?.unexpected !== true) throw error;
       if (!endpoint.cacheable)
         for (const [name, value] of Object.entries(PRIVATE)) response.headers.set(name, value);
       return response;

@@ -90,6 +90,16 @@ describe('a lost database backend', () => {
 });
 
 describe('error logs while the database fails', () => {
+  it('writes one line for one failure, on either API (it was two on GraphQL, three on REST)', async () => {
+    failEveryRead(() => new Error('one unexpected database failure'));
+    let before = log.lines.length;
+    await server.graphql('{ products(first: 1) { edges { node { id } } } }');
+    expect(errorLines().filter((line) => log.lines.indexOf(line) >= before)).toHaveLength(1);
+    before = log.lines.length;
+    expect((await server.request('/api/v1/products?per_page=1')).status).toBe(500);
+    expect(errorLines().filter((line) => log.lines.indexOf(line) >= before)).toHaveLength(1);
+  });
+
   it('writes a few lines for a request with 2,000 failing entries, a stack once', async () => {
     failEveryRead(() => new Error('the database said something nobody expected'));
     const before = log.lines.length;
