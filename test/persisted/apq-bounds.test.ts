@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedStoreIs } from '../support/processes';
-import { startRedis, type TestRedis } from '../support/redis';
-import { startTestServer, type TestServer } from '../support/server';
+import { startServerOnRedis } from '../support/redis';
+import type { TestServer } from '../support/server';
 
 /**
  * What a client can make the fleet keep in Redis: unique 32 kB registrations (padding in a
@@ -13,22 +13,17 @@ import { startTestServer, type TestServer } from '../support/server';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const HOUR_MS = 60 * 60 * 1000;
 
-let redis: TestRedis;
+let fixture: Awaited<ReturnType<typeof startServerOnRedis>> | undefined;
 let server: TestServer;
 let inspect: Redis;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  server = await startTestServer({ env: { REDIS_URL: redis.url, PERSISTED_OPERATIONS: 'apq' } });
+  fixture = await startServerOnRedis({ PERSISTED_OPERATIONS: 'apq' });
+  ({ server, inspect } = fixture);
   expect(await sharedStoreIs(true, [server])).toBe(true);
-  inspect = new Redis(redis.url);
 });
 
-afterAll(async () => {
-  inspect?.disconnect();
-  await server?.stop();
-  await redis?.stop();
-});
+afterAll(() => fixture?.stop());
 
 async function register(query: string): Promise<number> {
   const response = await server.request('/graphql', {

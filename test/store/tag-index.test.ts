@@ -1,31 +1,26 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedStoreIs } from '../support/processes';
-import { startRedis, type TestRedis } from '../support/redis';
-import { startTestServer, type TestServer } from '../support/server';
+import { startServerOnRedis } from '../support/redis';
+import type { TestServer } from '../support/server';
 
 /**
  * A product's tag in Redis lists the cached entries that show it. Clients choose the entry keys
  * (`?utm=<unique>`): with members that never left the tag (its expiry renewed by every write), 45 s
  * of them left 73 members against 6 live entries. Members must expire with their entries.
  */
-let redis: TestRedis;
+let fixture: Awaited<ReturnType<typeof startServerOnRedis>> | undefined;
 let server: TestServer;
 let inspect: Redis;
 const TTL_MS = 300;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  server = await startTestServer({ env: { REDIS_URL: redis.url, RESPONSE_CACHE_TTL_MS: String(TTL_MS) } });
+  fixture = await startServerOnRedis({ RESPONSE_CACHE_TTL_MS: String(TTL_MS) });
+  ({ server, inspect } = fixture);
   expect(await sharedStoreIs(true, [server])).toBe(true);
-  inspect = new Redis(redis.url);
 });
 
-afterAll(async () => {
-  inspect?.disconnect();
-  await server?.stop();
-  await redis?.stop();
-});
+afterAll(() => fixture?.stop());
 
 async function members(key: string): Promise<number> {
   const type = await inspect.type(key);

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../../src/guarded-child';
+import { startTestServer, type TestServer } from './server';
 
 export interface TestRedis {
   url: string;
@@ -138,4 +140,27 @@ export async function startRedis(): Promise<TestRedis> {
     };
   }
   throw lastError instanceof Error ? lastError : new Error('redis-server did not start');
+}
+
+/** A test server on a private Redis, and a client to look into that Redis; stop() ends all three. */
+export async function startServerOnRedis(env: Record<string, string>) {
+  const redis = await startRedis();
+  let server: TestServer;
+  try {
+    server = await startTestServer({ env: { REDIS_URL: redis.url, ...env } });
+  } catch (error) {
+    await redis.stop();
+    throw error;
+  }
+  const inspect = new Redis(redis.url);
+  return {
+    redis,
+    server,
+    inspect,
+    async stop() {
+      inspect.disconnect();
+      await server.stop();
+      await redis.stop();
+    },
+  };
 }
