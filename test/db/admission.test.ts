@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createLane, DatabaseBusyError } from '../../src/db/admission';
+import { createLane, DatabaseBusyError, type LaneLimits } from '../../src/db/admission';
 
 /** A call that runs until told to finish. */
+/** A scan lane whose waits and slow mark are out of the way (10 s) unless a test sets them. */
+function scanLane(limits: Pick<LaneLimits, 'concurrency' | 'queue'> & Partial<LaneLimits>) {
+  return createLane('scan', { maxWaitMs: 10_000, giveUpMs: 10_000, slowMs: 10_000, ...limits });
+}
+
 function pending() {
   let finish!: () => void;
   const done = new Promise<void>((resolve) => (finish = resolve));
@@ -10,13 +15,7 @@ function pending() {
 
 describe('an admission lane', () => {
   it('runs `concurrency` calls at once, queues `queue` more, and refuses the next at once', async () => {
-    const lane = createLane('scan', {
-      concurrency: 2,
-      queue: 1,
-      maxWaitMs: 10_000,
-      giveUpMs: 10_000,
-      slowMs: 10_000,
-    });
+    const lane = scanLane({ concurrency: 2, queue: 1 });
     const calls = [pending(), pending(), pending()];
     const started: number[] = [];
     const runs = calls.map((call, index) =>
@@ -45,13 +44,7 @@ describe('an admission lane', () => {
   });
 
   it('refuses a call that waited giveUpMs, and drops one whose request was abandoned', async () => {
-    const lane = createLane('scan', {
-      concurrency: 1,
-      queue: 5,
-      maxWaitMs: 100,
-      giveUpMs: 100,
-      slowMs: 10_000,
-    });
+    const lane = scanLane({ concurrency: 1, queue: 5, maxWaitMs: 100, giveUpMs: 100 });
     const busy = pending();
     const running = lane.run(() => busy.done);
     const waited = lane.run(async () => 'late');
@@ -67,25 +60,13 @@ describe('an admission lane', () => {
   });
 
   it('frees the slot of a call that failed', async () => {
-    const lane = createLane('scan', {
-      concurrency: 1,
-      queue: 0,
-      maxWaitMs: 100,
-      giveUpMs: 100,
-      slowMs: 10_000,
-    });
+    const lane = scanLane({ concurrency: 1, queue: 0, maxWaitMs: 100, giveUpMs: 100 });
     await expect(lane.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await lane.run(async () => 'next')).toBe('next');
   });
 
   it('halves how many run at once when calls are slow, and grows back when they are fast', async () => {
-    const lane = createLane('scan', {
-      concurrency: 8,
-      queue: 0,
-      maxWaitMs: 100,
-      giveUpMs: 100,
-      slowMs: 30,
-    });
+    const lane = scanLane({ concurrency: 8, queue: 0, maxWaitMs: 100, giveUpMs: 100, slowMs: 30 });
     const slow = () => new Promise((resolve) => setTimeout(resolve, 40));
     await Promise.all(Array.from({ length: 8 }, () => lane.run(slow)));
     expect(lane.load().limit).toBe(4);
@@ -94,13 +75,7 @@ describe('an admission lane', () => {
   });
 
   it('lets calls of a request that has begun go first, even past a full queue', async () => {
-    const lane = createLane('scan', {
-      concurrency: 1,
-      queue: 1,
-      maxWaitMs: 10_000,
-      giveUpMs: 10_000,
-      slowMs: 10_000,
-    });
+    const lane = scanLane({ concurrency: 1, queue: 1 });
     const begun = {};
     const first = pending();
     const order: string[] = [];
@@ -114,13 +89,7 @@ describe('an admission lane', () => {
   });
 
   it('refuses a new request at once when its expected wait is longer than maxWaitMs', async () => {
-    const lane = createLane('scan', {
-      concurrency: 1,
-      queue: 100,
-      maxWaitMs: 10,
-      giveUpMs: 10_000,
-      slowMs: 10_000,
-    });
+    const lane = scanLane({ concurrency: 1, queue: 100, maxWaitMs: 10 });
     await lane.run(() => new Promise((resolve) => setTimeout(resolve, 80)));
     const busy = pending();
     const running = lane.run(() => busy.done);
