@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { chmod, cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { chmod, cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -54,7 +54,7 @@ interface BuildStep {
   pin: string;
   needsRoot: boolean;
   /** Besides the stamp: is the result still there? */
-  present: () => Promise<boolean>;
+  present: () => boolean | Promise<boolean>;
   build: (context: BuildContext) => Promise<void>;
 }
 
@@ -65,13 +65,6 @@ interface BuildContext {
 
 interface Stamp {
   steps: Record<string, string>;
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 async function readStamp(): Promise<Stamp> {
@@ -184,7 +177,7 @@ const steps: BuildStep[] = [
       if (missing.length === 0) return;
       // Debian's postgresql-common would create and start a "main" cluster on port 5432: we run
       // our own cluster under DATA_DIR, so no system cluster is created.
-      if (!(await exists('/etc/postgresql-common/createcluster.conf'))) {
+      if (!existsSync('/etc/postgresql-common/createcluster.conf')) {
         await mkdir('/etc/postgresql-common', { recursive: true });
         await writeFile('/etc/postgresql-common/createcluster.conf', 'create_main_cluster = false\n');
       }
@@ -228,7 +221,7 @@ const steps: BuildStep[] = [
     name: 'libbson',
     pin: `${SOURCES.libbson.commit} static -fPIC`,
     needsRoot: false,
-    present: () => exists(path.join(LIBBSON_PREFIX, 'lib', 'pkgconfig', 'libbson-static-1.0.pc')),
+    present: () => existsSync(path.join(LIBBSON_PREFIX, 'lib', 'pkgconfig', 'libbson-static-1.0.pc')),
     async build(context) {
       const source = await unpackSource(SOURCES.libbson, context);
       const buildDir = path.join(source, 'cmake-build');
@@ -257,7 +250,7 @@ const steps: BuildStep[] = [
     name: 'intelmathlib',
     pin: 'libbidgcc000',
     needsRoot: false,
-    present: () => exists(path.join(PKG_CONFIG_DIR, 'intelmathlib.pc')),
+    present: () => existsSync(path.join(PKG_CONFIG_DIR, 'intelmathlib.pc')),
     async build() {
       // DocumentDB looks the Intel decimal library up as `intelmathlib`; Debian ships the library
       // (libbidgcc000.a, the variant it wants) without a pkg-config file.
@@ -279,7 +272,7 @@ const steps: BuildStep[] = [
     name: 'pg_cron',
     pin: SOURCES.pg_cron.commit,
     needsRoot: true,
-    present: () => exists(path.join(EXTENSION_DIR, 'pg_cron.control')),
+    present: () => existsSync(path.join(EXTENSION_DIR, 'pg_cron.control')),
     async build(context) {
       const source = await unpackSource(SOURCES.pg_cron, context);
       await sh('pg_cron', 'make', ['-j2', `PG_CONFIG=${PG_CONFIG}`], { cwd: source, env: buildEnv() });
@@ -290,7 +283,7 @@ const steps: BuildStep[] = [
     name: 'pgvector',
     pin: SOURCES.pgvector.commit,
     needsRoot: true,
-    present: () => exists(path.join(EXTENSION_DIR, 'vector.control')),
+    present: () => existsSync(path.join(EXTENSION_DIR, 'vector.control')),
     async build(context) {
       const source = await unpackSource(SOURCES.pgvector, context);
       // OPTFLAGS="": the default -march=native would tie the library to this CPU.
@@ -303,7 +296,7 @@ const steps: BuildStep[] = [
     name: 'documentdb',
     pin: SOURCES.documentdb.commit,
     needsRoot: true,
-    present: () => exists(path.join(EXTENSION_DIR, 'documentdb.control')),
+    present: () => existsSync(path.join(EXTENSION_DIR, 'documentdb.control')),
     async build(context) {
       const source = await unpackSource(SOURCES.documentdb, context);
       // The `internal` (distributed, Citus) part is left out, as upstream's Debian packaging does.
@@ -335,7 +328,7 @@ const steps: BuildStep[] = [
     name: 'ferretdb',
     pin: `${FERRETDB_MODULE}@${FERRETDB_VERSION}`,
     needsRoot: false,
-    present: () => exists(ferretdbBinaryPath()),
+    present: () => existsSync(ferretdbBinaryPath()),
     build: buildFerretdb,
   },
 ];
@@ -437,7 +430,7 @@ export async function ensureEmbeddedEngine({
   if (!isRoot() && pending.some((step) => step.needsRoot)) throw new EngineBuildError(NEEDS_ROOT_MESSAGE);
   const localSources =
     sourcesDir ??
-    ((await exists(path.join(DEFAULT_SOURCES_DIR, 'SHA256SUMS'))) ? DEFAULT_SOURCES_DIR : undefined);
+    (existsSync(path.join(DEFAULT_SOURCES_DIR, 'SHA256SUMS')) ? DEFAULT_SOURCES_DIR : undefined);
   log(
     `Building the embedded database (${pending.map((step) => step.name).join(', ')}) from ${localSources ?? 'GitHub'}; logs in ${LOG_DIR}`,
   );

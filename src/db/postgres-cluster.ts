@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chown, mkdir, readFile, readlink, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,13 +36,6 @@ export async function clusterUser(): Promise<OsUser | undefined> {
   return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
 }
 
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
-}
-
 export function withoutVariables(prefixes: string[]): NodeJS.ProcessEnv {
   return Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !prefixes.some((prefix) => name.startsWith(prefix))),
@@ -54,7 +48,7 @@ export async function initCluster(
   user: OsUser | undefined,
   throwaway: boolean,
 ): Promise<void> {
-  if (await exists(path.join(pgdata, 'PG_VERSION'))) return;
+  if (existsSync(path.join(pgdata, 'PG_VERSION'))) return;
   const partial = `${pgdata}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { mode: 0o700 });
