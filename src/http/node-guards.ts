@@ -33,18 +33,21 @@ export function invalidRequestReason(serverContext: unknown): string | undefined
  * the app, which answers our 400 and so logs and counts it like any other. An absolute-form target
  * (`GET http://host/path`, RFC 9112 §3.2.2) is taken as the origin-form it stands for.
  */
+const INVALID_HOST = 'The Host header is invalid.';
+const INVALID_TARGET = 'The request target is invalid.';
+
 function checkTarget(req: IncomingMessage): void {
   const host = req.headers.host;
   let reason: string | undefined;
-  if (host !== undefined && (!SANE_HOST.test(host) || !URL.canParse(`http://${host}/`))) {
-    reason = 'The Host header is invalid.';
-  } else {
+  if (host !== undefined && !SANE_HOST.test(host)) reason = INVALID_HOST;
+  else {
     const target = req.url ?? '/';
     const absolute = /^https?:\/\//i.test(target) ? URL.parse(target) : undefined;
     if (absolute) req.url = `${absolute.pathname}${absolute.search}`;
-    else if (!target.startsWith('/') || !URL.canParse(`http://${host ?? 'localhost'}${target}`)) {
-      reason = 'The request target is invalid.';
-    }
+    else if (!target.startsWith('/')) reason = INVALID_TARGET;
+    // One parse of the URL whatwg-node will build; which part broke it is asked only then.
+    if (!reason && !URL.canParse(`http://${host ?? 'localhost'}${req.url ?? '/'}`))
+      reason = host !== undefined && !URL.canParse(`http://${host}/`) ? INVALID_HOST : INVALID_TARGET;
   }
   if (reason === undefined) return;
   invalidReasons.set(req, reason);
