@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { CallOptions, ReadLimits } from './deadline';
 import { INDEXES, PRIMARY_KEY } from './mongo';
+import { walkInIdOrder } from './id-order-walk';
 import { orderRecord, type FulfillmentStatus, type OrderDoc, type PaymentStatus } from './documents';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
@@ -138,19 +139,18 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
           .toArray();
       if (index === undefined) return find(PRIMARY_KEY);
       const { _id: keyRange, ...members } = filter;
-      const recent = await orders
-        .aggregate<OrderDoc>(
-          [
-            ...(keyRange === undefined ? [] : [{ $match: { _id: keyRange } }]),
-            { $sort: order },
-            { $limit: RECENT_WALK },
-            { $match: members },
-            { $limit: window.limit },
-            { $project: PROJECTION },
-          ],
-          { ...reads, signal, batchSize: window.limit, hint: PRIMARY_KEY },
-        )
-        .toArray();
+      const recent = await walkInIdOrder(
+        orders,
+        {
+          idRange: keyRange,
+          direction: order._id,
+          budget: RECENT_WALK,
+          match: members,
+          limit: window.limit,
+          projection: PROJECTION,
+        },
+        { ...reads, signal, batchSize: window.limit, hint: PRIMARY_KEY },
+      );
       return recent.length === window.limit ? recent : find(index);
     },
 

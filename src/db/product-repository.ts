@@ -10,6 +10,7 @@ import {
   WITHOUT_SEARCH_FIELDS,
   type SearchPlan,
 } from './product-search';
+import { walkInIdOrder } from './id-order-walk';
 import { PRIMARY_KEY } from './mongo';
 
 export interface ProductCriteria {
@@ -89,20 +90,19 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     signal?: AbortSignal,
   ): Promise<ProductDoc[] | null> {
     if (criteria.category !== undefined || skip + limit > WALK_BUDGET) return null;
-    const rows = await products
-      .aggregate<ProductDoc>(
-        [
-          ...(idRange ? [{ $match: { _id: idRange } }] : []),
-          { $sort: { _id: direction } },
-          { $limit: WALK_BUDGET },
-          { $match: productFilter(criteria) },
-          ...(skip > 0 ? [{ $skip: skip }] : []),
-          { $limit: limit },
-          { $project: PROJECTION },
-        ],
-        { ...reads, signal },
-      )
-      .toArray();
+    const rows = await walkInIdOrder(
+      products,
+      {
+        idRange,
+        direction,
+        budget: WALK_BUDGET,
+        match: productFilter(criteria),
+        skip,
+        limit,
+        projection: PROJECTION,
+      },
+      { ...reads, signal },
+    );
     return rows.length === limit ? rows : null;
   }
 
