@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../../src/guarded-child';
+import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../../src/engine/guarded-child';
 import { startTestServer, type TestServer } from './server';
 
 export interface TestRedis {
