@@ -5,8 +5,7 @@ import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { AppContext } from './context';
 import { JSON_CONTENT_TYPE, Response } from './http/fetch-api';
 import { useHttpCaching } from './http/use-http-caching';
-import { etagOf } from './rest/page-cache';
-import { conditionalJsonResponse } from './rest/responses';
+import { conditionalJsonResponse, etagOf } from './http/etag';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
 

@@ -139,7 +139,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     const tracing = config.tracing
       ? await import('./observability/use-graphql-tracing').then(
           ({ graphqlTracingPlugins, activeTraceId }) => ({
-            plugins: graphqlTracingPlugins(),
+            plugins: graphqlTracingPlugins,
             traceId: activeTraceId,
           }),
         )
