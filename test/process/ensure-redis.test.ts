@@ -187,7 +187,7 @@ async function vitestOn(file: string, env: NodeJS.ProcessEnv): Promise<Outcome &
 }
 
 describe('the Redis-backed suites', () => {
-  it('with SKIP_REDIS_TESTS=1, are reported skipped, each with the reason, and start no Redis', async () => {
+  it('with SKIP_REDIS_TESTS=1, are reported skipped, with the reason for each suite, and start no Redis', async () => {
     const { code, stderr, report } = await vitestOn('test/store/redis.test.ts', {
       PATH: toolFolder(),
       SKIP_REDIS_TESTS: '1',
