@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,7 +23,7 @@ const USAGE = `Usage: npm run bench -- [options]
 
 Seeds a benchmark database with the generator, starts every server as its own child process on
 127.0.0.1, drives each with autocannon and prints a table per scenario (medians of the rounds).
-Results are written to bench/results/<timestamp>.json (and latest.json for a full default run).
+Results are written to bench/results/<timestamp>.json (git-ignored).
 
   --seed S            Generator seed (default 42)
   --products N        Products to generate (default 10000)
@@ -786,12 +786,6 @@ async function main(): Promise<void> {
     const file = path.join(RESULTS_DIR, `${timestamp(startedAt)}${options.smoke ? '-smoke' : ''}.json`);
     await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
     log(`results written to ${path.relative(process.cwd(), file)}`);
-    const isFullDefaultRun =
-      !options.smoke && !options.scenarios && options.servers.length === SERVER_IDS.length;
-    if (isFullDefaultRun) {
-      await copyFile(file, path.join(RESULTS_DIR, 'latest.json'));
-      log('and copied to bench/results/latest.json');
-    }
     log(`done in ${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s`);
   } finally {
     await Promise.all([...servers.values()].map((server) => server.stop()));
