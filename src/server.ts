@@ -74,7 +74,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     // loadConfig refuses production without MONGODB_URI; this guards callers that build a Config by hand.
     if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
     // Loaded only here, so a server on MONGODB_URI never loads the embedded database's launcher or build.
-    const { startEmbeddedDatabase, superviseEmbeddedDatabase } = await import('./engine');
+    const { FERRETDB_VERSION, POSTGRES_MAJOR, startEmbeddedDatabase, superviseEmbeddedDatabase } =
+      await import('./engine');
     embedded = superviseEmbeddedDatabase(
       await startEmbeddedDatabase({
         dataDir: path.join(config.dataDir, 'db'),
@@ -84,7 +85,6 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     );
     uri = embedded.uri;
     logger.info({ port: embedded.port }, 'embedded database started');
-    const { FERRETDB_VERSION, POSTGRES_MAJOR } = await import('./db/engine-pins');
     databaseDescription = `the embedded database (FerretDB ${FERRETDB_VERSION} with DocumentDB on PostgreSQL ${POSTGRES_MAJOR}), started and stopped with this server`;
   }
 
