@@ -8,6 +8,7 @@ import {
   type VariantDoc,
 } from './documents';
 import {
+  bounded,
   count,
   currency,
   flag,
@@ -33,10 +34,15 @@ type Raw = Record<string, unknown>;
 /** Told of each document that could not be read: which collection, its key, and why. */
 export type UnreadableReport = (collection: 'products' | 'orders', key: string, reason: string) => void;
 
+const CHANNELS = ['API', 'Non API'] as const;
+
+/** A product's price: never negative (/api/v1 sends its minor units as digits). */
 function money(field: string, value: unknown, fallbackCurrency?: string): MoneyDoc {
   const doc = record(field, value);
+  const amount = minorUnits(`${field}.amount`, doc.amount);
+  if (amount < 0) throw new UnreadableValue(`${field}.amount: negative`);
   return {
-    amount: minorUnits(`${field}.amount`, doc.amount),
+    amount,
     currency: currency(`${field}.currency`, doc.currency ?? fallbackCurrency),
   };
 }
@@ -52,7 +58,7 @@ function variant(value: unknown): VariantDoc {
     face_value:
       doc.face_value === null || doc.face_value === undefined
         ? price
-        : money('variant.face_value', doc.face_value),
+        : money('variant.face_value', doc.face_value, price.currency),
   };
 }
 
@@ -84,10 +90,10 @@ export function readProduct(doc: Raw): ProductDoc {
     brand_id: text('brand_id', doc.brand_id, ''),
     images: textList('images', doc.images),
     region: text('region', doc.region, ''),
-    channel: text('channel', doc.channel, '') as ProductDoc['channel'],
+    channel: oneOf('channel', doc.channel, CHANNELS),
     tags: textList('tags', doc.tags),
     is_permanent_out_of_stock: flag('is_permanent_out_of_stock', doc.is_permanent_out_of_stock),
-    discount_percentage: count('discount_percentage', doc.discount_percentage, 0),
+    discount_percentage: bounded('discount_percentage', doc.discount_percentage, 0, 0, 100),
     variant: variant(doc.variant),
     ...times(doc),
   };

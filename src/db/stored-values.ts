@@ -89,6 +89,12 @@ export function minorUnits(field: string, value: unknown): number {
   return sign === '-' && minor !== 0 ? -minor : minor;
 }
 
+/** A whole number within [min, max]. */
+export function bounded(field: string, value: unknown, fallback: number, min: number, max: number): number {
+  const number = count(field, value, fallback);
+  return number >= min && number <= max ? number : fail(field, value);
+}
+
 export function currency(field: string, value: unknown): string {
   if (typeof value === 'string' && /^[A-Za-z]{3}$/.test(value.trim())) return value.trim().toUpperCase();
   return fail(field, value);
@@ -116,9 +122,16 @@ export function instant(field: string, value: unknown): Date {
   return date;
 }
 
+/** One of `allowed`, whatever its case, spaces or underscores: `Non API`, `non_api`, `COMPLETED`. */
 export function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): T {
-  const word = typeof value === 'string' ? value.trim().toLowerCase() : value;
-  return allowed.includes(word as T) ? (word as T) : fail(field, value);
+  const folded = (word: string) =>
+    word
+      .trim()
+      .toLowerCase()
+      .replace(/[\s_]+/g, ' ');
+  const found =
+    typeof value === 'string' ? allowed.find((word) => folded(word) === folded(value)) : undefined;
+  return found ?? fail(field, value);
 }
 
 /** An embedded document; anything else is unreadable. */
