@@ -62,6 +62,11 @@ function variant(value: unknown): VariantDoc {
   };
 }
 
+/** The fields that hold a value (null and missing ones left out, so defaults apply). */
+function stripAbsent(doc: Raw): Raw {
+  return Object.fromEntries(Object.entries(doc).filter(([, value]) => value !== null && value !== undefined));
+}
+
 /** Times: updated_at defaults to created_at. */
 function times(doc: Raw, prefix = ''): { created_at: Date; updated_at: Date } {
   const created = instant(`${prefix}created_at`, doc.created_at);
@@ -99,7 +104,8 @@ export function readProduct(doc: Raw): ProductDoc {
   };
 }
 
-function orderItem(value: unknown, index: number): OrderItemDoc {
+/** An item without times of its own has its order's. */
+function orderItem(value: unknown, index: number, orderTimes: Raw): OrderItemDoc {
   const prefix = `items.${index}.`;
   const doc = record(`items.${index}`, value);
   const quantity = count(`${prefix}quantity`, doc.quantity, 1);
@@ -114,7 +120,10 @@ function orderItem(value: unknown, index: number): OrderItemDoc {
       doc.total_price === null || doc.total_price === undefined
         ? unitPrice * quantity
         : minorUnits(`${prefix}total_price`, doc.total_price),
-    ...times(doc, prefix),
+    ...times(
+      { created_at: orderTimes.created_at, updated_at: orderTimes.updated_at, ...stripAbsent(doc) },
+      prefix,
+    ),
   };
 }
 
@@ -128,6 +137,7 @@ export function readOrder(doc: Raw): OrderDoc {
     throw new UnreadableValue('_id: a ULID other than ulid');
   const items = doc.items === null || doc.items === undefined ? [] : doc.items;
   if (!Array.isArray(items)) throw new UnreadableValue('items: not a list');
+  const orderTimes = times(doc);
   const subtotal = minorUnits('subtotal', doc.subtotal);
   const conversionFees =
     doc.conversion_fees === null || doc.conversion_fees === undefined
@@ -147,8 +157,8 @@ export function readOrder(doc: Raw): OrderDoc {
       doc.total === null || doc.total === undefined
         ? subtotal + conversionFees
         : minorUnits('total', doc.total),
-    items: items.map((item, index) => orderItem(item, index)),
-    ...times(doc),
+    items: items.map((item, index) => orderItem(item, index, orderTimes)),
+    ...orderTimes,
   };
 }
 

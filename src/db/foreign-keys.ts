@@ -62,7 +62,12 @@ async function walkEnd<V>(
   // The common case first: one row, one reply, no cursor left open on the server.
   const [end] = await collection.find({}, options).sort({ _id: direction }).limit(1).toArray();
   if (end === undefined || shape.isOwnKey(end._id)) return { keys: [], ownReached: end !== undefined };
-  const cursor = collection.find({}, options).sort({ _id: direction }).batchSize(WALK_BATCH);
+  // The limit keeps the plan a walk of the key: without one, PostgreSQL sorted the whole table.
+  const cursor = collection
+    .find({}, options)
+    .sort({ _id: direction })
+    .limit(FOREIGN_BUDGET + 1)
+    .batchSize(WALK_BATCH);
   const keys: ForeignKey<V>[] = [];
   let seen = 0;
   try {

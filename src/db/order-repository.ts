@@ -128,17 +128,23 @@ export function createOrderRepository(db: Db, { maxTimeMS, onUnreadable }: Order
   }
 
   /**
-   * The own-keyed rows of a window (`_id` = ulid), newest first unless `oldestFirst`;
-   * `foreignFirst` rows of other writers' keys to read past at the walk's start.
+   * The own-keyed rows of a window (`_id` = ulid), newest first unless `oldestFirst`. With other
+   * writers' keys on the side the walk starts from and no range on `_id`, the walk is bounded by
+   * the range every ULID lies in (a range on a string holds strings only), so it starts at the
+   * own keys instead of reading through theirs.
    */
   async function ownWindow(
     criteria: OrderCriteria,
     window: OrderWindow,
-    foreignFirst: number,
+    bracketed: boolean,
     signal?: AbortSignal,
   ): Promise<Raw[]> {
-    const limit = window.limit + foreignFirst;
-    const filter = orderFilter(criteria, window) as Filter<Document>;
+    const { limit } = window;
+    const ranged = orderFilter(criteria, window) as Filter<Document>;
+    const filter =
+      bracketed && ranged._id === undefined
+        ? { ...ranged, ...onKeys(window.oldestFirst ? { $gte: '0' } : { $lt: '8' }) }
+        : ranged;
     const order = { _id: window.oldestFirst ? 1 : -1 } as const;
     const index = narrowingIndex(criteria);
     const own = (rows: Raw[]) => rows.filter((row) => ORDER_KEYS.isOwnKey(row._id)).slice(0, window.limit);
@@ -182,12 +188,18 @@ export function createOrderRepository(db: Db, { maxTimeMS, onUnreadable }: Order
         .limit(window.limit)
         .toArray();
     }
-    // A range on `_id` holds strings only; without one, the keys on the walk's side come first.
-    const skipped = range !== undefined ? 0 : window.oldestFirst ? foreign.below : foreign.above;
+    const foreignFirst = window.oldestFirst ? foreign.below : foreign.above;
     // Newer than `beforeUlid`, older than `afterUlid`; the created_at bounds stay in `members`.
-    const keys = keysWithin(foreign.keys, { after: window.beforeUlid, before: window.afterUlid });
+    const inRange = keysWithin(foreign.keys, { after: window.beforeUlid, before: window.afterUlid });
+    // Unfiltered, only the first `limit` of them in the window's order can be in it.
+    const keys =
+      Object.keys(members).length > 0
+        ? inRange
+        : window.oldestFirst
+          ? inRange.slice(0, window.limit)
+          : inRange.slice(-window.limit);
     const [own, theirs] = await Promise.all([
-      ownWindow(criteria, window, skipped, signal),
+      ownWindow(criteria, window, foreignFirst > 0, signal),
       keys.length === 0
         ? []
         : stored

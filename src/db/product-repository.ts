@@ -67,6 +67,8 @@ export interface ProductPage {
 }
 
 const ownKeyed = (row: Raw) => PRODUCT_KEYS.isOwnKey(row._id);
+const unfiltered = (criteria: ProductCriteria) =>
+  criteria.words.length === 0 && criteria.category === undefined;
 export function categoryKey(category: string): string {
   return category.toLowerCase();
 }
@@ -196,23 +198,26 @@ export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: Pro
         .limit(limit)
         .toArray();
     if (foreign.keys.length === 0) return ownPage(criteria, skip, limit, signal);
-    const matching = (
-      await stored
-        .find(
-          amongKeys(
-            raw(productFilter(criteria)),
-            foreign.keys.map(({ key }) => key),
-          ),
-          {
-            projection: { _id: 0, id: 1 },
-            ...reads,
-            signal,
-          },
+    // Without a filter every foreign product matches: their ids are known already.
+    const matching = unfiltered(criteria)
+      ? foreign.keys.map(({ value }) => value)
+      : (
+          await stored
+            .find(
+              amongKeys(
+                raw(productFilter(criteria)),
+                foreign.keys.map(({ key }) => key),
+              ),
+              {
+                projection: { _id: 0, id: 1 },
+                ...reads,
+                signal,
+              },
+            )
+            .toArray()
         )
-        .toArray()
-    )
-      .map((row) => row.id as number)
-      .sort((a, b) => a - b);
+          .map((row) => row.id as number)
+          .sort((a, b) => a - b);
     const ownSkip = Math.max(0, skip - matching.length);
     const own = await ownPage(criteria, ownSkip, limit + (skip - ownSkip), signal);
     const slots = pageSlots(own, ownSkip, matching, listedId, skip, limit);
@@ -244,12 +249,17 @@ export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: Pro
       const filter = Object.keys(idRange).length > 0 ? { $and: [base, { id: idRange }] } : base;
       return byIdField(filter, direction, signal).limit(window.limit).toArray();
     }
-    // Other writers' keys on the side the walk starts from come first in `_id` order: read past them.
-    const unbounded = window.descending ? window.beforeId === undefined : window.afterId === undefined;
-    const skipped = unbounded ? (window.descending ? foreign.above : foreign.below) : 0;
-    const keys = keysWithin(foreign.keys, { after: window.afterId, before: window.beforeId });
+    // Other writers' keys on the side the walk starts from would come first in `_id` order.
+    const foreignFirst = window.descending ? foreign.above : foreign.below;
+    const inRange = keysWithin(foreign.keys, { after: window.afterId, before: window.beforeId });
+    // Unfiltered, only the first `limit` of them in the window's order can be in it.
+    const keys = !unfiltered(criteria)
+      ? inRange
+      : window.descending
+        ? inRange.slice(-window.limit)
+        : inRange.slice(0, window.limit);
     const [own, theirs] = await Promise.all([
-      ownWindow(criteria, window, skipped, signal),
+      ownWindow(criteria, window, foreignFirst > 0, signal),
       keys.length === 0
         ? []
         : stored
@@ -261,17 +271,23 @@ export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: Pro
     return mergeWindow(own, theirs, listedId, direction, window.limit);
   }
 
-  /** The own-keyed rows of a window, walking the primary key; `foreignFirst` rows to read past. */
+  /**
+   * The own-keyed rows of a window, walking the primary key. With other writers' keys on the
+   * side the walk starts from, its open end is bounded by the numbers (a range on a number holds
+   * numbers only): the walk then starts at the own keys instead of reading through theirs.
+   */
   async function ownWindow(
     criteria: ProductCriteria,
     window: KeysetWindow,
-    foreignFirst: number,
+    bracketed: boolean,
     signal?: AbortSignal,
   ): Promise<Raw[]> {
-    const limit = window.limit + foreignFirst;
+    const { limit } = window;
     const idRange: { $gt?: number; $lt?: number } = {};
     if (window.afterId !== undefined) idRange.$gt = window.afterId;
     if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
+    if (bracketed && window.descending) idRange.$lt ??= Infinity;
+    if (bracketed && !window.descending) idRange.$gt ??= -Infinity;
     const bounded = Object.keys(idRange).length > 0;
     const searchPlan = await plan(criteria);
     if (walkMayFill(searchPlan, limit)) {

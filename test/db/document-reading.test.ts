@@ -110,7 +110,13 @@ describe('readOrder', () => {
       })),
     });
     expect(read).toMatchObject({ ulid: order.ulid, subtotal: 12497, total: 12497, conversion_fees: 0 });
-    expect(read.items[0]).toMatchObject({ unit_price: 9500, quantity: 1, total_price: 9500 });
+    expect(read.items[0]).toMatchObject({
+      unit_price: 9500,
+      quantity: 1,
+      total_price: 9500,
+      created_at: order.created_at,
+      updated_at: order.updated_at,
+    });
   });
 
   it('refuses a ULID-shaped _id other than the ulid, and an unknown status', () => {
