@@ -314,3 +314,30 @@ describe('order reads at 20,000 orders', () => {
     expectOrderedByIndex(range!);
   });
 });
+
+describe('documents another writer keyed its own way (issue 26)', () => {
+  it('a product or an order by its id / ulid: the primary key misses, then id_1 / ulid_1', async () => {
+    const storedProducts = tdb.db.collection('products');
+    const storedOrders = tdb.db.collection('orders');
+    const product = (await storedProducts.findOne({ id: 7 }, { projection: { _id: 0 } }))!;
+    const order = (await storedOrders.findOne({ id: sample.id + 1 }, { projection: { _id: 0 } }))!;
+    // As the plain driver writes them: a new ObjectId each.
+    await storedProducts.deleteOne({ id: 7 });
+    await storedProducts.insertOne({ ...product });
+    await storedOrders.deleteOne({ ulid: order.ulid });
+    await storedOrders.insertOne({ ...order });
+    try {
+      const [ownKey, byId] = await plansOf(() => products.findByIds([7]));
+      expectIndexed(ownKey!, '_id_');
+      expectIndexed(byId!, 'id_1');
+      const [ownUlid, byUlid] = await plansOf(() => orders.findByUlid(order.ulid as string));
+      expectIndexed(ownUlid!, '_id_');
+      expectIndexed(byUlid!, 'ulid_1');
+    } finally {
+      await storedProducts.deleteOne({ id: 7 });
+      await storedProducts.insertOne({ ...product, _id: 7 } as Document);
+      await storedOrders.deleteOne({ ulid: order.ulid });
+      await storedOrders.insertOne({ ...order, _id: order.ulid } as Document);
+    }
+  });
+});
