@@ -118,8 +118,10 @@ export function instant(field: string, value: unknown): Date {
     if (sql) date = new Date(`${sql[1]}T${sql[2]}Z`);
     else if (ISO_WITH_ZONE.test(trimmed)) date = new Date(trimmed);
   }
-  if (date === undefined || Number.isNaN(date.getTime())) return fail(field, value);
-  return date;
+  // Years 1–9999 only: ISO 8601 (and /api/v1's timestamps) write four digits.
+  const year = date?.getUTCFullYear() ?? Number.NaN;
+  if (!(year >= 1 && year <= 9999)) return fail(field, value);
+  return date!;
 }
 
 /** One of `allowed`, whatever its case, spaces or underscores: `Non API`, `non_api`, `COMPLETED`. */

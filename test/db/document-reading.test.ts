@@ -50,7 +50,7 @@ describe('readProduct', () => {
     expect(readProduct({ ...product, updated_at: value }).updated_at.toISOString()).toBe(iso);
   });
 
-  it.each([['25/11/2026'], ['2026-11-25 17:00'], ['soon'], [true], ['2026-13-45 99:00:00']])(
+  it.each([['25/11/2026'], ['2026-11-25 17:00'], ['soon'], [true], ['2026-13-45 99:00:00'], [1e15], [-1e14]])(
     'refuses the date %j',
     (value) => {
       expect(() => readProduct({ ...product, created_at: value })).toThrow(/created_at/);
