@@ -200,6 +200,31 @@ describe('REST pages over products other writers made', () => {
     expect(byId.get(3)).toMatchObject({ tags: [], images: [], updated_at: '2026-11-25T17:00:00+00:00' });
   });
 
+  it('page a category holding both kinds in id order, at every page size', async () => {
+    const category = FIXTURE_PRODUCTS[0]!.category_name;
+    const expected = (
+      await writer.products
+        .find({ category_key: category.toLowerCase() }, { projection: { id: 1 } })
+        .toArray()
+    )
+      .map((doc) => doc.id as number)
+      .filter((id) => id !== UNREADABLE_PRODUCT)
+      .sort((a, b) => a - b);
+    expect(expected).toEqual(expect.arrayContaining([10, 21, 22, 24]));
+    for (const perPage of [2, 3, 5]) {
+      const seen: number[] = [];
+      for (let page = 1; page <= 20; page++) {
+        const reply = await restPage(
+          `category=${encodeURIComponent(category)}&per_page=${perPage}&page=${page}`,
+        );
+        expect(reply.status).toBe(200);
+        seen.push(...reply.body.data.map((product) => product.id));
+        if (page >= reply.body.meta.last_page) break;
+      }
+      expect(seen, `per_page ${perPage}`).toEqual(expected);
+    }
+  });
+
   it('find them by search, in id order', async () => {
     const response = await server.request('/api/v1/products/search?term=laravel&per_page=100');
     expect(response.status).toBe(200);
@@ -247,6 +272,48 @@ describe('GraphQL over products other writers made', () => {
       seen.push(...products.edges.map((edge) => edge.node.databaseId));
       if (!products.pageInfo.hasNextPage) break;
       after = products.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('pages forwards through a search, in id order', async () => {
+    const query = /* GraphQL */ `
+      query Search($after: String) {
+        searchProducts(term: "card", first: 2, after: $after) {
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
+          edges {
+            node {
+              databaseId
+            }
+          }
+        }
+      }
+    `;
+    const expected = (await writer.products.find({}).toArray())
+      .filter((doc) => doc.id !== UNREADABLE_PRODUCT)
+      .filter((doc) =>
+        [
+          doc.name,
+          doc.short_description,
+          doc.brand_name,
+          doc.category_name,
+          ...((doc.tags as string[]) ?? []),
+        ].some((text) => typeof text === 'string' && /card/i.test(text)),
+      )
+      .map((doc) => doc.id as number)
+      .sort((a, b) => a - b);
+    expect(expected).toEqual(expect.arrayContaining([10, 21, 22, 24]));
+    const seen: number[] = [];
+    let after: string | undefined;
+    for (let round = 0; round < 30; round++) {
+      type Search = { searchProducts: Window['products'] };
+      const { searchProducts } = dataOf<Search>(await server.graphql(query, { after }));
+      seen.push(...searchProducts.edges.map((edge) => edge.node.databaseId));
+      if (!searchProducts.pageInfo.hasNextPage) break;
+      after = searchProducts.pageInfo.endCursor;
     }
     expect(seen).toEqual(expected);
   });
