@@ -119,9 +119,8 @@ function restOrder(o: OrderDoc) {
 /** Same paging as ours: skip/limit on the id order; a partial non-empty page proves the total. */
 async function productPage(res: ServerResponse, url: URL, criteria: ProductCriteria, page = 1, perPage = 15) {
   const skip = (page - 1) * perPage;
-  const items = await products.findPage(criteria, skip, perPage);
-  const total =
-    items.length > 0 && items.length < perPage ? skip + items.length : await products.count(criteria);
+  const { items, stored } = await products.findPage(criteria, skip, perPage);
+  const total = stored > 0 && stored < perPage ? skip + stored : await products.count(criteria);
   const numbers = pageNumbers(page, perPage, total, items.length);
   send(
     res,

@@ -10,6 +10,7 @@ import { createLane, DatabaseBusyError } from './db/admission';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
+import { createUnreadableReport } from './observability/unreadable-log';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
 import { serviceUnavailable } from './errors';
@@ -125,13 +126,13 @@ export function createApp(deps: AppDependencies): App {
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
   const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };
+  const onUnreadable = createUnreadableReport(logger, (collection) =>
+    metrics?.unreadableDocuments.inc({ collection }),
+  );
+  const reading = { maxTimeMS: timeoutMs, onUnreadable };
   const contextDeps = {
-    products: guardRepository(
-      'products',
-      createProductRepository(database.db, { maxTimeMS: timeoutMs }),
-      guard,
-    ),
-    orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),
+    products: guardRepository('products', createProductRepository(database.db, reading), guard),
+    orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),
     resolveViewer,
     storeLocale: config.storeLocale,
   };

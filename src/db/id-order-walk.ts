@@ -31,7 +31,8 @@ export function walkInIdOrder<T extends Document>(
         { $match: match },
         ...(skip > 0 ? [{ $skip: skip }] : []),
         { $limit: limit },
-        { $project: projection },
+        // An empty $project is an error on MongoDB.
+        ...(Object.keys(projection).length > 0 ? [{ $project: projection }] : []),
       ],
       options,
     )

@@ -74,6 +74,14 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
 export const PRIMARY_KEY = '_id_';
 
 /**
+ * The fields the gateway copies into `_id`, indexed for documents another writer keyed its own way
+ * (src/db/foreign-keys.ts): their lookups, and lists when most of a collection is keyed so. Not
+ * unique: a constraint would refuse other applications' writes, or fail at start on their data.
+ */
+export const ID_FIELD_INDEX = 'id_1';
+export const ULID_FIELD_INDEX = 'ulid_1';
+
+/**
  * Every read we serve, and the index that serves it (docs/benchmarks.md). Products are keyed by
  * `_id` = id and orders by `_id` = ulid: lookups, keyset bounds and every page order use the
  * primary key, the only order DocumentDB reads from an index. The others serve equality filters
@@ -83,12 +91,14 @@ export const PRIMARY_KEY = '_id_';
 export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
   products: [
     { key: { category_key: 1 }, name: 'category_key_1' },
+    { key: { id: 1 }, name: ID_FIELD_INDEX },
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
     SEARCH_GRAMS_INDEX,
     SEARCH_GRAMS_VERSION_INDEX,
   ],
   orders: [
     { key: { id: 1 }, name: 'id_1', unique: true },
+    { key: { ulid: 1 }, name: ULID_FIELD_INDEX },
     { key: { 'items.id': 1 }, name: 'items.id_1' },
     // Order lists by customer or state (src/db/order-repository.ts, findWindow).
     { key: { customer_id: 1 }, name: 'customer_id_1' },

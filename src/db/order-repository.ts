@@ -1,9 +1,11 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { CallOptions, ReadLimits } from './deadline';
-import { INDEXES, PRIMARY_KEY } from './mongo';
+import { INDEXES, PRIMARY_KEY, ULID_FIELD_INDEX } from './mongo';
 import { walkInIdOrder } from './id-order-walk';
 import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
+import { fillWindow, readEach, readOrder, type UnreadableReport } from './document-reading';
+import { amongKeys, foreignKeyProbe, keysWithin, mergeWindow, type KeyShape } from './foreign-keys';
 import { orderRecord } from './records';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
@@ -29,7 +31,22 @@ export interface OrderWindow {
   oldestFirst: boolean;
 }
 
-const PROJECTION = { _id: 0 } as const;
+/** `_id` stays: a ULID-shaped one must be the ulid (src/db/document-reading.ts). */
+const PROJECTION = {} as const;
+const ULID_SHAPE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+
+const ORDER_KEYS: KeyShape<string> = {
+  field: 'ulid',
+  isOwnKey: (key) => typeof key === 'string' && ULID_SHAPE.test(key),
+  valueOf: (raw) =>
+    typeof raw === 'string' && ULID_SHAPE.test(raw.toUpperCase()) ? raw.toUpperCase() : undefined,
+};
+
+type Raw = Document;
+/** The ULID a stored order is listed by: its own-shaped `_id`, or else its `ulid`. */
+const listedUlid = (raw: Raw): string =>
+  ORDER_KEYS.isOwnKey(raw._id) ? (raw._id as string) : (ORDER_KEYS.valueOf(raw.ulid) ?? '');
+
 const MAX_ULID_TIME = 2 ** 48 - 1;
 const LOWEST_RANDOM = '0'.repeat(16);
 
@@ -73,6 +90,9 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
   return filter;
 }
 
+/** A condition on `_id`, which the driver's types take for an ObjectId. */
+const onKeys = (condition: unknown) => ({ _id: condition }) as Filter<Document>;
+
 /** Orders an order list walks newest-first before it reads its filter's index instead. */
 export const RECENT_WALK = 2_000;
 
@@ -82,10 +102,19 @@ function indexLeadingWith(field: keyof OrderDoc): string {
   return name;
 }
 
-export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+export interface OrderRepositoryOptions extends ReadLimits {
+  /** Told of each stored order that cannot be served (it is left out). */
+  onUnreadable?: UnreadableReport;
+}
+
+export function createOrderRepository(db: Db, { maxTimeMS, onUnreadable }: OrderRepositoryOptions = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const orders = db.collection<OrderDoc>('orders');
+  /** The same collection, read as stored: every document goes through readOrder. */
+  const stored = db.collection('orders');
+  const foreignKeys = foreignKeyProbe(stored, ORDER_KEYS, reads);
+  const read = (rows: Raw[]) => readEach('orders', rows, readOrder, onUnreadable);
   // Looked up once, not on every list; a missing index fails here, not as an undefined hint.
   const byCustomer = indexLeadingWith('customer_id');
   const byFulfillment = indexLeadingWith('fulfillment_status');
@@ -99,20 +128,118 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
     return undefined;
   }
 
+  /**
+   * The own-keyed rows of a window (`_id` = ulid), newest first unless `oldestFirst`. With other
+   * writers' keys on the side the walk starts from and no range on `_id`, the walk is bounded by
+   * the range every ULID lies in (a range on a string holds strings only), so it starts at the
+   * own keys instead of reading through theirs.
+   */
+  async function ownWindow(
+    criteria: OrderCriteria,
+    window: OrderWindow,
+    bracketed: boolean,
+    signal?: AbortSignal,
+  ): Promise<Raw[]> {
+    const { limit } = window;
+    const ranged = orderFilter(criteria, window) as Filter<Document>;
+    const filter =
+      bracketed && ranged._id === undefined
+        ? { ...ranged, ...onKeys(window.oldestFirst ? { $gte: '0' } : { $lt: '8' }) }
+        : ranged;
+    const order = { _id: window.oldestFirst ? 1 : -1 } as const;
+    const index = narrowingIndex(criteria);
+    const own = (rows: Raw[]) => rows.filter((row) => ORDER_KEYS.isOwnKey(row._id)).slice(0, window.limit);
+    // One batch for the whole window (see the product repository's findWindow).
+    const find = async (hint: string) =>
+      own(
+        await stored
+          .find(filter, { projection: PROJECTION, hint, ...reads, signal })
+          .sort(order)
+          .limit(limit)
+          .batchSize(limit)
+          .toArray(),
+      );
+    if (index === undefined) return find(PRIMARY_KEY);
+    const { _id: keyRange, ...members } = filter;
+    const recent = await walkInIdOrder(
+      stored,
+      {
+        idRange: keyRange,
+        direction: order._id,
+        budget: RECENT_WALK,
+        match: members,
+        limit,
+        projection: PROJECTION,
+      },
+      { ...reads, signal, batchSize: limit, hint: PRIMARY_KEY },
+    );
+    return recent.length === limit ? own(recent) : find(index);
+  }
+
+  /** The stored rows of a window: own-keyed and other writers' orders merged by ULID. */
+  async function storedWindow(criteria: OrderCriteria, window: OrderWindow, signal?: AbortSignal) {
+    const direction = window.oldestFirst ? 1 : -1;
+    const foreign = await foreignKeys();
+    const { _id: range, ...members } = orderFilter(criteria, window) as Filter<Document>;
+    if (foreign.overflow) {
+      const filter = range === undefined ? members : { ...members, ulid: range };
+      return stored
+        .find(filter, { projection: PROJECTION, ...reads, signal })
+        .sort({ ulid: direction })
+        .limit(window.limit)
+        .toArray();
+    }
+    const foreignFirst = window.oldestFirst ? foreign.below : foreign.above;
+    // Newer than `beforeUlid`, older than `afterUlid`; the created_at bounds stay in `members`.
+    const inRange = keysWithin(foreign.keys, { after: window.beforeUlid, before: window.afterUlid });
+    // Unfiltered, only the first `limit` of them in the window's order can be in it.
+    const keys =
+      Object.keys(members).length > 0
+        ? inRange
+        : window.oldestFirst
+          ? inRange.slice(0, window.limit)
+          : inRange.slice(-window.limit);
+    const [own, theirs] = await Promise.all([
+      ownWindow(criteria, window, foreignFirst > 0, signal),
+      keys.length === 0
+        ? []
+        : stored
+            .find(amongKeys(members, keys), { projection: PROJECTION, ...reads, signal })
+            .sort({ ulid: direction })
+            .limit(window.limit)
+            .toArray(),
+    ]);
+    return mergeWindow(own, theirs, listedUlid, direction, window.limit);
+  }
+
   return {
-    /** `ulid` must already be canonical (upper case). */
+    /**
+     * `ulid` must already be canonical (upper case). By the primary key (`_id` = ulid); an order
+     * another writer keyed its own way, by the `ulid` field's index.
+     */
     async findByUlid(ulid: string, { signal }: CallOptions = {}): Promise<OrderDoc | null> {
-      return orders.findOne({ _id: ulid }, { projection: PROJECTION, ...reads, signal });
+      const own = await stored.findOne(onKeys(ulid), { projection: PROJECTION, ...reads, signal });
+      const found =
+        own ??
+        (await stored.findOne(
+          { ulid },
+          { projection: PROJECTION, hint: ULID_FIELD_INDEX, ...reads, signal },
+        ));
+      return found === null ? null : (read([found])[0] ?? null);
     },
 
     async findByIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<OrderDoc[]> {
-      return orders.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal }).toArray();
+      return read(
+        await stored.find({ id: { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal }).toArray(),
+      );
     },
 
     async findByItemIds(itemIds: readonly number[], { signal }: CallOptions = {}): Promise<OrderDoc[]> {
-      return orders
-        .find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION, ...reads, signal })
-        .toArray();
+      return read(
+        await stored
+          .find({ 'items.id': { $in: [...itemIds] } }, { projection: PROJECTION, ...reads, signal })
+          .toArray(),
+      );
     },
 
     /**
@@ -120,39 +247,24 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
      * so a list narrowed by an indexed member (a customer, states) has two plans, each cheap for
      * one kind of list: walk the newest orders and filter (a customer with many orders), or read
      * the member's index and sort what it finds (a customer with few). The walk goes first,
-     * bounded to RECENT_WALK orders; when that does not fill the window, the index does.
+     * bounded to RECENT_WALK orders; when that does not fill the window, the index does. Orders
+     * other writers keyed their own way are merged in by their ULID (src/db/foreign-keys.ts).
      */
     async findWindow(
       criteria: OrderCriteria,
       window: OrderWindow,
       { signal }: CallOptions = {},
     ): Promise<OrderDoc[]> {
-      const filter = orderFilter(criteria, window);
-      const order = { _id: window.oldestFirst ? 1 : -1 } as const;
-      const index = narrowingIndex(criteria);
-      // One batch for the whole window (see the product repository's findWindow).
-      const find = (hint: string) =>
-        orders
-          .find(filter, { projection: PROJECTION, hint, ...reads, signal })
-          .sort(order)
-          .limit(window.limit)
-          .batchSize(window.limit)
-          .toArray();
-      if (index === undefined) return find(PRIMARY_KEY);
-      const { _id: keyRange, ...members } = filter;
-      const recent = await walkInIdOrder(
-        orders,
-        {
-          idRange: keyRange,
-          direction: order._id,
-          budget: RECENT_WALK,
-          match: members,
-          limit: window.limit,
-          projection: PROJECTION,
-        },
-        { ...reads, signal, batchSize: window.limit, hint: PRIMARY_KEY },
+      return fillWindow(
+        window,
+        (part) => storedWindow(criteria, part, signal),
+        read,
+        (part, row, limit) => ({
+          ...part,
+          ...(part.oldestFirst ? { beforeUlid: listedUlid(row) } : { afterUlid: listedUlid(row) }),
+          limit,
+        }),
       );
-      return recent.length === window.limit ? recent : find(index);
     },
 
     async countMatching(criteria: OrderCriteria, { signal }: CallOptions = {}): Promise<number> {

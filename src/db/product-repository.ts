@@ -1,6 +1,16 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import type { CallOptions, ReadLimits } from './deadline';
+import { fillWindow, readEach, readProduct, type UnreadableReport } from './document-reading';
 import type { ProductDoc } from './documents';
+import { mergeGroups, type GroupCount, type GroupRow } from './product-groups';
+import {
+  amongKeys,
+  foreignKeyProbe,
+  keysWithin,
+  mergeWindow,
+  pageSlots,
+  type KeyShape,
+} from './foreign-keys';
 import { productRecord } from './records';
 import {
   createSearchPlanner,
@@ -12,7 +22,7 @@ import {
   type SearchPlan,
 } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
-import { PRIMARY_KEY } from './mongo';
+import { ID_FIELD_INDEX, PRIMARY_KEY } from './mongo';
 
 export interface ProductCriteria {
   /** Every word must occur, case-insensitively, in one of the searchable fields. */
@@ -29,21 +39,37 @@ export interface KeysetWindow {
   descending: boolean;
 }
 
-const PROJECTION = { _id: 0, ...WITHOUT_SEARCH_FIELDS } as const;
+/** `_id` stays: a numeric one must be the id (src/db/document-reading.ts). */
+const PROJECTION = WITHOUT_SEARCH_FIELDS;
 /** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
 const ID_ORDER = { _id: 1 } as const;
-/** A category or brand with how many products it has. */
-export interface GroupCount {
-  /** The category key (lower-cased name) or the brand id. */
-  key: string;
-  name: string;
-  productCount: number;
+
+const PRODUCT_KEYS: KeyShape<number> = {
+  field: 'id',
+  isOwnKey: (key) => typeof key === 'number',
+  valueOf: (raw) => (typeof raw === 'number' && Number.isSafeInteger(raw) ? raw : undefined),
+};
+
+/** A product as stored, by this or another writer: nothing is known until readProduct. */
+interface Raw {
+  _id?: unknown;
+  [field: string]: unknown;
+}
+const raw = (filter: Filter<ProductDoc>) => filter as Filter<Document>;
+/** A condition on `_id`, which the driver's types take for an ObjectId. */
+const onKeys = (condition: object) => ({ _id: condition }) as Filter<Document>;
+/** The id a stored product is listed by: its numeric `_id`, or else its `id`. */
+const listedId = (raw: Raw) => (typeof raw._id === 'number' ? raw._id : (raw.id as number));
+
+/** A page of stored products: the readable ones, and how many were stored in that page. */
+export interface ProductPage {
+  items: ProductDoc[];
+  stored: number;
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
+const ownKeyed = (row: Raw) => PRODUCT_KEYS.isOwnKey(row._id);
+const unfiltered = (criteria: ProductCriteria) =>
+  criteria.words.length === 0 && criteria.category === undefined;
 export function categoryKey(category: string): string {
   return category.toLowerCase();
 }
@@ -62,10 +88,19 @@ export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN
   return { $and: clauses };
 }
 
-export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+export interface ProductRepositoryOptions extends ReadLimits {
+  /** Told of each stored product that cannot be served (it is left out). */
+  onUnreadable?: UnreadableReport;
+}
+
+export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: ProductRepositoryOptions = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
+  /** The same collection, read as stored: every document goes through readProduct. */
+  const stored = db.collection('products');
+  const foreignKeys = foreignKeyProbe(stored, PRODUCT_KEYS, reads);
+  const read = (rows: Raw[]) => readEach('products', rows, readProduct, onUnreadable);
 
   const planSearch = createSearchPlanner(products, reads);
   /**
@@ -89,15 +124,15 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     skip: number,
     limit: number,
     signal?: AbortSignal,
-  ): Promise<ProductDoc[] | null> {
+  ): Promise<Raw[] | null> {
     if (criteria.category !== undefined || skip + limit > WALK_BUDGET) return null;
     const rows = await walkInIdOrder(
-      products,
+      stored,
       {
         idRange,
         direction,
         budget: WALK_BUDGET,
-        match: productFilter(criteria),
+        match: raw(productFilter(criteria)),
         skip,
         limit,
         projection: PROJECTION,
@@ -107,31 +142,177 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
     return rows.length === limit ? rows : null;
   }
 
-  /**
-   * Grouped on (key, name), and rows whose names differ only in case (one key) merged here,
-   * keeping the lowest name: on DocumentDB a `$min` accumulator made the same $group 2.2× slower
-   * (1.3 s against 0.59 s at 100,000 products, busy machine); a $group on the key alone with
-   * `$sum` was 0.35 s but has no name.
-   */
+  /** Grouped on (key, name) in the database, merged by key in mergeGroups. */
   async function groupCounts(key: string, name: string, signal?: AbortSignal): Promise<GroupCount[]> {
-    const rows = await products
-      .aggregate<{ _id: { key: string; name: string }; productCount: number }>(
-        [{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }],
-        { ...reads, signal },
+    const rows = await stored
+      .aggregate<GroupRow>([{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }], {
+        ...reads,
+        signal,
+      })
+      .toArray();
+    return mergeGroups(rows);
+  }
+
+  /**
+   * The own-keyed rows (`_id` = id) of a page at offset `skip`, walking the primary key in id
+   * order. Other writers' keys sort after every number, so they can only follow the own rows.
+   */
+  async function ownPage(criteria: ProductCriteria, skip: number, limit: number, signal?: AbortSignal) {
+    const searchPlan = await plan(criteria);
+    if (walkMayFill(searchPlan, skip + limit)) {
+      const walked = await walk(criteria, undefined, 1, skip, limit, signal);
+      if (walked) return walked.filter(ownKeyed);
+    }
+    // An aggregation, not find: find evaluates its projection on every row it skips (a deep
+    // page decoded each skipped document); here the skip happens before the projection.
+    // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
+    // planner may read a whole category (or, on a fresh table, everything) and sort it.
+    const skipped = skip > 0 ? [{ $skip: skip }] : [];
+    const rows = await stored
+      .aggregate<Raw>(
+        [
+          { $match: raw(productFilter(criteria, searchPlan)) },
+          { $sort: ID_ORDER },
+          ...skipped,
+          { $limit: limit },
+          { $project: PROJECTION },
+        ],
+        { ...reads, signal, hint: hintFor(searchPlan) },
       )
       .toArray();
-    const byKey = new Map<string, GroupCount>();
-    for (const { _id, productCount } of rows) {
-      const seen = byKey.get(_id.key);
-      if (!seen) byKey.set(_id.key, { key: _id.key, name: _id.name, productCount });
-      else
-        byKey.set(_id.key, {
-          ...seen,
-          name: seen.name < _id.name ? seen.name : _id.name,
-          productCount: seen.productCount + productCount,
-        });
+    return rows.filter(ownKeyed);
+  }
+
+  /** Products sorted by their `id` field: for a collection most of which other writers keyed. */
+  function byIdField(filter: Filter<Document>, direction: 1 | -1, signal?: AbortSignal) {
+    return stored.find(filter, { projection: PROJECTION, ...reads, signal }).sort({ id: direction });
+  }
+
+  /** The stored rows of a page: own-keyed rows merged with other writers' in id order. */
+  async function storedPage(criteria: ProductCriteria, skip: number, limit: number, signal?: AbortSignal) {
+    const foreign = await foreignKeys();
+    // Keys below every number (null, MinKey) would shift the offsets of the own rows: rare enough
+    // to read such a collection the slow way.
+    if (foreign.overflow || foreign.below > 0)
+      return byIdField(raw(productFilter(criteria)), 1, signal)
+        .skip(skip)
+        .limit(limit)
+        .toArray();
+    if (foreign.keys.length === 0) return ownPage(criteria, skip, limit, signal);
+    // Without a filter every foreign product matches: their ids are known already.
+    const matching = unfiltered(criteria)
+      ? foreign.keys.map(({ value }) => value)
+      : (
+          await stored
+            .find(
+              amongKeys(
+                raw(productFilter(criteria)),
+                foreign.keys.map(({ key }) => key),
+              ),
+              {
+                projection: { _id: 0, id: 1 },
+                ...reads,
+                signal,
+              },
+            )
+            .toArray()
+        )
+          .map((row) => row.id as number)
+          .sort((a, b) => a - b);
+    const ownSkip = Math.max(0, skip - matching.length);
+    const own = await ownPage(criteria, ownSkip, limit + (skip - ownSkip), signal);
+    const slots = pageSlots(own, ownSkip, matching, listedId, skip, limit);
+    const wanted = new Set(slots.flatMap((slot) => ('foreign' in slot ? [slot.foreign] : [])));
+    const theirs = new Map<number, Raw>();
+    if (wanted.size > 0) {
+      const keys = foreign.keys.filter(({ value }) => wanted.has(value)).map(({ key }) => key);
+      const rows = await stored
+        .find(onKeys({ $in: keys }), { projection: PROJECTION, ...reads, signal })
+        .toArray();
+      for (const row of rows) theirs.set(row.id as number, row);
     }
-    return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
+    return slots.flatMap((slot) => {
+      if ('own' in slot) return [slot.own];
+      const row = theirs.get(slot.foreign);
+      return row ? [row] : [];
+    });
+  }
+
+  /** The stored rows of a keyset window, own-keyed and other writers' merged in id order. */
+  async function storedWindow(criteria: ProductCriteria, window: KeysetWindow, signal?: AbortSignal) {
+    const direction = window.descending ? -1 : 1;
+    const foreign = await foreignKeys();
+    if (foreign.overflow) {
+      const idRange: { $gt?: number; $lt?: number } = {};
+      if (window.afterId !== undefined) idRange.$gt = window.afterId;
+      if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
+      const base = raw(productFilter(criteria));
+      const filter = Object.keys(idRange).length > 0 ? { $and: [base, { id: idRange }] } : base;
+      return byIdField(filter, direction, signal).limit(window.limit).toArray();
+    }
+    // Other writers' keys on the side the walk starts from would come first in `_id` order.
+    const foreignFirst = window.descending ? foreign.above : foreign.below;
+    const inRange = keysWithin(foreign.keys, { after: window.afterId, before: window.beforeId });
+    // Unfiltered, only the first `limit` of them in the window's order can be in it.
+    const keys = !unfiltered(criteria)
+      ? inRange
+      : window.descending
+        ? inRange.slice(-window.limit)
+        : inRange.slice(0, window.limit);
+    const [own, theirs] = await Promise.all([
+      ownWindow(criteria, window, foreignFirst > 0, signal),
+      keys.length === 0
+        ? []
+        : stored
+            .find(amongKeys(raw(productFilter(criteria)), keys), { projection: PROJECTION, ...reads, signal })
+            .sort({ id: direction })
+            .limit(window.limit)
+            .toArray(),
+    ]);
+    return mergeWindow(own, theirs, listedId, direction, window.limit);
+  }
+
+  /**
+   * The own-keyed rows of a window, walking the primary key. With other writers' keys on the
+   * side the walk starts from, its open end is bounded by the numbers (a range on a number holds
+   * numbers only): the walk then starts at the own keys instead of reading through theirs.
+   */
+  async function ownWindow(
+    criteria: ProductCriteria,
+    window: KeysetWindow,
+    bracketed: boolean,
+    signal?: AbortSignal,
+  ): Promise<Raw[]> {
+    const { limit } = window;
+    const idRange: { $gt?: number; $lt?: number } = {};
+    if (window.afterId !== undefined) idRange.$gt = window.afterId;
+    if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
+    if (bracketed && window.descending) idRange.$lt ??= Infinity;
+    if (bracketed && !window.descending) idRange.$gt ??= -Infinity;
+    const bounded = Object.keys(idRange).length > 0;
+    const searchPlan = await plan(criteria);
+    if (walkMayFill(searchPlan, limit)) {
+      const walked = await walk(
+        criteria,
+        bounded ? idRange : undefined,
+        window.descending ? -1 : 1,
+        0,
+        limit,
+        signal,
+      );
+      if (walked) return walked.filter(ownKeyed).slice(0, window.limit);
+    }
+    const base = raw(productFilter(criteria, searchPlan));
+    const filter: Filter<Document> = bounded ? { $and: [base, onKeys(idRange)] } : base;
+    // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
+    // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
+    const rows = await stored
+      .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
+      .sort({ _id: window.descending ? -1 : 1 })
+      .limit(limit)
+      .batchSize(limit)
+      .toArray();
+    return rows.filter(ownKeyed).slice(0, window.limit);
   }
 
   return {
@@ -140,35 +321,18 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       return products.countDocuments(productFilter(criteria, await plan(criteria)), { ...reads, signal });
     },
 
-    /** Offset paging for numbered pages (REST `page`/`per_page`). */
+    /**
+     * Offset paging for numbered pages (REST `page`/`per_page`). An unreadable product leaves a
+     * gap in its page (`stored` counts it), so the other pages keep their items.
+     */
     async findPage(
       criteria: ProductCriteria,
       skip: number,
       limit: number,
       { signal }: CallOptions = {},
-    ): Promise<ProductDoc[]> {
-      const searchPlan = await plan(criteria);
-      if (walkMayFill(searchPlan, skip + limit)) {
-        const walked = await walk(criteria, undefined, 1, skip, limit, signal);
-        if (walked) return walked;
-      }
-      // An aggregation, not find: find evaluates its projection on every row it skips (a deep
-      // page decoded each skipped document); here the skip happens before the projection.
-      // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
-      // planner may read a whole category (or, on a fresh table, everything) and sort it.
-      const skipped = skip > 0 ? [{ $skip: skip }] : [];
-      return products
-        .aggregate<ProductDoc>(
-          [
-            { $match: productFilter(criteria, searchPlan) },
-            { $sort: ID_ORDER },
-            ...skipped,
-            { $limit: limit },
-            { $project: PROJECTION },
-          ],
-          { ...reads, signal, hint: hintFor(searchPlan) },
-        )
-        .toArray();
+    ): Promise<ProductPage> {
+      const rows = await storedPage(criteria, skip, limit, signal);
+      return { items: read(rows), stored: rows.length };
     },
 
     /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
@@ -177,32 +341,16 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       window: KeysetWindow,
       { signal }: CallOptions = {},
     ): Promise<ProductDoc[]> {
-      const idRange: { $gt?: number; $lt?: number } = {};
-      if (window.afterId !== undefined) idRange.$gt = window.afterId;
-      if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
-      const bounded = Object.keys(idRange).length > 0;
-      const searchPlan = await plan(criteria);
-      if (walkMayFill(searchPlan, window.limit)) {
-        const walked = await walk(
-          criteria,
-          bounded ? idRange : undefined,
-          window.descending ? -1 : 1,
-          0,
-          window.limit,
-          signal,
-        );
-        if (walked) return walked;
-      }
-      const base = productFilter(criteria, searchPlan);
-      const filter: Filter<ProductDoc> = bounded ? { $and: [base, { _id: idRange }] } : base;
-      // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
-      // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
-      return products
-        .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
-        .sort({ _id: window.descending ? -1 : 1 })
-        .limit(window.limit)
-        .batchSize(window.limit)
-        .toArray();
+      return fillWindow(
+        window,
+        (part) => storedWindow(criteria, part, signal),
+        read,
+        (part, row, limit) => ({
+          ...part,
+          ...(part.descending ? { beforeId: listedId(row) } : { afterId: listedId(row) }),
+          limit,
+        }),
+      );
     },
 
     /**
@@ -217,16 +365,31 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       return groupCounts('$brand_id', '$brand_name', signal);
     },
 
+    /** By the primary key (`_id` = id); the ids it does not hold, by the `id` field's index. */
     async findByIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<ProductDoc[]> {
-      return products
-        .find({ _id: { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal })
+      const own = await stored
+        .find(onKeys({ $in: [...ids] }), { projection: PROJECTION, ...reads, signal })
         .toArray();
+      const found = new Set<unknown>(own.map((row) => row._id));
+      const missing = ids.filter((id) => !found.has(id));
+      const theirs =
+        missing.length === 0
+          ? []
+          : await stored
+              .find(
+                { id: { $in: missing }, _id: { $not: { $type: 'number' as 'double' } } },
+                { projection: PROJECTION, hint: ID_FIELD_INDEX, ...reads, signal },
+              )
+              .toArray();
+      return read([...own, ...theirs] as Raw[]);
     },
 
     async findByVariantIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<ProductDoc[]> {
-      return products
-        .find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal })
-        .toArray();
+      return read(
+        (await stored
+          .find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal })
+          .toArray()) as Raw[],
+      );
     },
 
     async insertMany(docs: ProductDoc[]): Promise<void> {

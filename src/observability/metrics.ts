@@ -12,6 +12,8 @@ export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   cacheLookups: Counter<'result'>;
+  /** Stored documents left out of an answer because they cannot be read (src/db/document-reading.ts). */
+  unreadableDocuments: Counter<'collection'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
@@ -61,6 +63,13 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     name: 'response_cache_lookups_total',
     help: 'Response cache lookups by result (hit or miss).',
     labelNames: ['result'] as const,
+    registers: [registry],
+  });
+
+  const unreadableDocuments = new Counter({
+    name: 'documents_unreadable_total',
+    help: 'Stored documents left out of an answer because a field is in no accepted shape (see the log).',
+    labelNames: ['collection'] as const,
     registers: [registry],
   });
 
@@ -128,7 +137,7 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     },
   });
 
-  return { registry, httpDuration, cacheLookups, observeQuery, plugin };
+  return { registry, httpDuration, cacheLookups, unreadableDocuments, observeQuery, plugin };
 }
 
 /**

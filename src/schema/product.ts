@@ -124,10 +124,13 @@ async function loadPage(
   const page = args.page ?? DEFAULT_PAGE;
   const perPage = args.perPage ?? DEFAULT_PER_PAGE;
   const skip = (page - 1) * perPage;
-  const items = skip < Number.MAX_SAFE_INTEGER ? await ctx.products.findPage(criteria, skip, perPage) : [];
-  // A partial, non-empty page proves the total, which saves the count round trip.
-  const total =
-    items.length > 0 && items.length < perPage ? skip + items.length : await ctx.products.count(criteria);
+  const { items, stored } =
+    skip < Number.MAX_SAFE_INTEGER
+      ? await ctx.products.findPage(criteria, skip, perPage)
+      : { items: [], stored: 0 };
+  // A partial, non-empty page proves the total, which saves the count round trip. The stored
+  // rows count: a product that could not be read is left out of `items`, not of the total.
+  const total = stored > 0 && stored < perPage ? skip + stored : await ctx.products.count(criteria);
   return { items, ...pageNumbers(page, perPage, total, items.length) };
 }
 

@@ -35,6 +35,16 @@ describe('ensureIndexes', () => {
     });
     const orders = await database.db.collection('orders').listIndexes().toArray();
     expect(orders.find((index) => index.name === 'id_1')).toMatchObject({ key: { id: 1 }, unique: true });
+    // Lookups of documents another writer keyed its own way (issue 26). Not unique on purpose:
+    // a constraint would refuse that writer's inserts, or fail at start on its data.
+    expect(products.find((index) => index.name === 'id_1')).toEqual(
+      expect.objectContaining({ key: { id: 1 } }),
+    );
+    expect(products.find((index) => index.name === 'id_1')?.unique).toBeUndefined();
+    expect(orders.find((index) => index.name === 'ulid_1')).toEqual(
+      expect.objectContaining({ key: { ulid: 1 } }),
+    );
+    expect(orders.find((index) => index.name === 'ulid_1')?.unique).toBeUndefined();
   });
 
   it('enforces uniqueness of product ids and order ULIDs: they are the primary keys', async () => {

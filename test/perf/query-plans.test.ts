@@ -1,4 +1,5 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
+import { FOREIGN_KEY_PROBE } from '../../src/db/foreign-keys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderDoc } from '../../src/db/documents';
 import { connectDatabase, type Database } from '../../src/db/mongo';
@@ -35,11 +36,12 @@ beforeAll(async () => {
   await statisticsArrived();
   watched = await connectDatabase({ uri: tdb.uri, dbName: tdb.dbName, monitorCommands: true });
   watched.client.on('commandStarted', (event) => {
-    // The probes for products without current grams run once a second whatever the traffic, and
-    // the grams' sample every ten minutes.
+    // The probes for products without current grams and for documents keyed by other writers run
+    // once a second whatever the traffic, and the grams' sample every ten minutes.
     const probe =
       JSON.stringify(event.command.filter ?? {}).includes('search_grams_version') ||
-      JSON.stringify(event.command.pipeline ?? []).includes('$sample');
+      JSON.stringify(event.command.pipeline ?? []).includes('$sample') ||
+      event.command.comment === FOREIGN_KEY_PROBE;
     if (DATA_COMMANDS.has(event.commandName) && !probe) seen.push(event);
   });
   products = createProductRepository(watched.db);
@@ -310,5 +312,32 @@ describe('order reads at 20,000 orders', () => {
       orders.findWindow({ createdAfter: sample.created_at }, { limit: 11, oldestFirst: false }),
     );
     expectOrderedByIndex(range!);
+  });
+});
+
+describe('documents another writer keyed its own way (issue 26)', () => {
+  it('a product or an order by its id / ulid: the primary key misses, then id_1 / ulid_1', async () => {
+    const storedProducts = tdb.db.collection('products');
+    const storedOrders = tdb.db.collection('orders');
+    const product = (await storedProducts.findOne({ id: 7 }, { projection: { _id: 0 } }))!;
+    const order = (await storedOrders.findOne({ id: sample.id + 1 }, { projection: { _id: 0 } }))!;
+    // As the plain driver writes them: a new ObjectId each.
+    await storedProducts.deleteOne({ id: 7 });
+    await storedProducts.insertOne({ ...product });
+    await storedOrders.deleteOne({ ulid: order.ulid });
+    await storedOrders.insertOne({ ...order });
+    try {
+      const [ownKey, byId] = await plansOf(() => products.findByIds([7]));
+      expectIndexed(ownKey!, '_id_');
+      expectIndexed(byId!, 'id_1');
+      const [ownUlid, byUlid] = await plansOf(() => orders.findByUlid(order.ulid as string));
+      expectIndexed(ownUlid!, '_id_');
+      expectIndexed(byUlid!, 'ulid_1');
+    } finally {
+      await storedProducts.deleteOne({ id: 7 });
+      await storedProducts.insertOne({ ...product, _id: 7 } as Document);
+      await storedOrders.deleteOne({ ulid: order.ulid });
+      await storedOrders.insertOne({ ...order, _id: order.ulid } as Document);
+    }
   });
 });

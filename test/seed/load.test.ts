@@ -79,7 +79,7 @@ describe('seed loading', () => {
     expect(await orders.findByUlid(first.ulid)).toEqual(first);
     expect(await orders.count()).toBe(FIXTURE_ORDERS.length);
     const page = await products.findPage({ words: [] }, 0, 100);
-    expect(page.map((product) => product.id)).toEqual(FIXTURE_PRODUCTS.map((product) => product.id));
+    expect(page.items.map((product) => product.id)).toEqual(FIXTURE_PRODUCTS.map((product) => product.id));
     expect(await products.count({ words: ['C++'] })).toBe(1);
     expect(await products.count({ words: ['café'] })).toBeGreaterThan(0);
     expect(await products.count({ words: ['.*'] })).toBe(0);
