@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { MAX_TERM_LENGTH, normaliseText } from '../catalog/product-query';
+import {
+  isStorableText,
+  MAX_TERM_LENGTH,
+  normaliseText,
+  unstorableTextMessage,
+} from '../catalog/product-query';
 import type { FieldErrors } from '../errors';
 
 /**
@@ -73,7 +78,10 @@ export interface TextFieldOptions {
   description: string;
 }
 
-/** Laravel `string|max:200` (counted in characters, not UTF-16 units), `required` or `nullable`. */
+/**
+ * Laravel `string|max:200` (counted in characters, not UTF-16 units), `required` or `nullable`, and
+ * text the database can take (no NUL, no unpaired surrogate).
+ */
 export function textField(name: string, { required = false, description }: TextFieldOptions) {
   const label = attribute(name);
   const text = z
@@ -83,6 +91,7 @@ export function textField(name: string, { required = false, description }: TextF
           ? `The ${label} field is required.`
           : `The ${label} field must be a string.`,
     })
+    .refine(isStorableText, { error: unstorableTextMessage(name), abort: true })
     .refine((value) => [...value].length <= MAX_TERM_LENGTH, {
       error: `The ${label} field must not be greater than ${MAX_TERM_LENGTH} characters.`,
       abort: true,
