@@ -2,6 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { GraphQLError, ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { estimateCost } from './graphql-cost';
+import { nestingOfDocument, nestsDeeperThan } from './graphql-nesting';
 
 /**
  * Limits on client-sent GraphQL documents, checked during validation (before any resolver runs).
@@ -14,6 +15,17 @@ export const GRAPHQL_LIMITS = {
   maxAliases: 20,
   maxDirectives: 10,
   maxTokens: 2_000,
+  /**
+   * Brackets (`{`, `(`, `[`) open at once in a document: graphql-js parses recursively and ran out
+   * of stack at ~1,500 nested list literals, before the token limit. maxDepth fields, each with
+   * arguments holding input objects and lists, stay far below.
+   */
+  maxNesting: 100,
+  /**
+   * Arrays and objects nested in a request's `variables`, `extensions` and `operationName`: keying
+   * and coercing them recurse (JSON.stringify overflowed at ~5,000). Our input types nest 3 deep.
+   */
+  maxParamsDepth: 32,
   /**
    * src/graphql-cost.ts: objects 2, scalars 1, ×1.5 per level and per fragment, × first/last/perPage
    * and × the length of list arguments (`nodes(ids:)`), literal, variable or default; + 10,000 per
@@ -70,7 +82,43 @@ export function useGraphqlLimits({ hideFieldSuggestions, isTrusted }: GraphqlLim
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
+      addPlugin(useNestingLimits());
       addPlugin(cost);
+    },
+  };
+}
+
+const NESTED_PARAMS = {
+  message: `The request's variables, extensions or operation name nest deeper than ${GRAPHQL_LIMITS.maxParamsDepth} levels.`,
+  extensions: { code: 'BAD_REQUEST', http: { status: 400, spec: false } },
+};
+
+/**
+ * Bounds nesting before anything recursive runs: parameters as soon as the request is parsed (the
+ * response cache keys them before validation), documents before the parser (checked by the lexer,
+ * which does not recurse, and only for documents not already in the parse cache).
+ */
+function useNestingLimits(): Plugin {
+  const { maxNesting, maxTokens, maxParamsDepth } = GRAPHQL_LIMITS;
+  return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (!requestParser) return;
+      const parse = requestParser;
+      setRequestParser(async (request) => {
+        const parsed = await parse(request);
+        // A batch is one level more: its operations are checked as a whole.
+        const depth = Array.isArray(parsed) ? maxParamsDepth + 2 : maxParamsDepth + 1;
+        if (nestsDeeperThan(parsed, depth))
+          throw createGraphQLError(NESTED_PARAMS.message, { extensions: NESTED_PARAMS.extensions });
+        return parsed;
+      });
+    },
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        if (nestingOfDocument(source, maxTokens) > maxNesting)
+          throw createGraphQLError(`Syntax Error: Nesting limit of ${maxNesting} exceeded.`);
+        return parseFn(source, options);
+      });
     },
   };
 }
