@@ -219,7 +219,7 @@ export function createApp(deps: AppDependencies): App {
       // GraphQL request, so its contract is untouched.
       useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
       ...(deps.tracing?.plugins ?? []),
-      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
+      useGraphqlLimits({ hideSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // After the static limits: a document they refuse is neither charged nor registered.
       useRateLimits({

@@ -1,5 +1,5 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import type { GraphQLError, ValidationContext } from 'graphql';
+import { validate, type GraphQLError, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { estimateCost } from './graphql-cost';
 import { nestingOfDocument, nestsDeeperThan } from './graphql-nesting';
@@ -63,12 +63,13 @@ function useQueryCost(maxCost: number, skip: (context: unknown) => boolean): Plu
 }
 
 export interface GraphqlLimitOptions {
-  hideFieldSuggestions: boolean;
+  /** No "Did you mean …?" of any kind (fields, arguments, types, enum values, fragments). */
+  hideSuggestions: boolean;
   /** Executions whose documents the server wrote itself (the /api/v1 operations). */
   isTrusted: (context: unknown) => boolean;
 }
 
-export function useGraphqlLimits({ hideFieldSuggestions, isTrusted }: GraphqlLimitOptions): Plugin {
+export function useGraphqlLimits({ hideSuggestions, isTrusted }: GraphqlLimitOptions): Plugin {
   const armor = EnvelopArmorPlugin({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: false, ...report },
     // armor exempts `__typename` by default: 500 aliases of it would be 500 free fields.
@@ -76,13 +77,15 @@ export function useGraphqlLimits({ hideFieldSuggestions, isTrusted }: GraphqlLim
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...report },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
     costLimit: { enabled: false },
-    blockFieldSuggestion: { enabled: hideFieldSuggestions },
+    // Its mask covers `Did you mean "x"?` only: graphql-js's own option below hides the rest.
+    blockFieldSuggestion: { enabled: hideSuggestions },
   }) as Plugin;
   const cost = useQueryCost(GRAPHQL_LIMITS.maxCost, isTrusted);
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
       addPlugin(useNestingLimits());
+      if (hideSuggestions) addPlugin(useNoSuggestions());
       addPlugin(cost);
     },
   };
@@ -119,6 +122,35 @@ function useNestingLimits(): Plugin {
           throw createGraphQLError(`Syntax Error: Nesting limit of ${maxNesting} exceeded.`);
         return parseFn(source, options);
       });
+    },
+  };
+}
+
+/** graphql-js's wording of every suggestion (jsutils/didYouMean): ` Did you mean "A" or "B"?`. */
+const SUGGESTION = / Did you mean [^?]*\?/g;
+
+/**
+ * No message names what the schema has: graphql-js's `hideSuggestions` in validation (field,
+ * argument, type, enum value and inline fragment hints); the coercion of variables ignores that
+ * option (@graphql-tools/executor does not pass it on), so its hints are cut from the result.
+ */
+function useNoSuggestions(): Plugin {
+  return {
+    onValidate({ setValidationFn }) {
+      setValidationFn((schema, document, rules) =>
+        validate(schema, document, rules, { hideSuggestions: true }),
+      );
+    },
+    onExecute() {
+      return {
+        onExecuteDone({ result }) {
+          if (!('errors' in result) || !result.errors) return;
+          for (const error of result.errors) {
+            if (error.message.includes(' Did you mean '))
+              (error as { message: string }).message = error.message.replace(SUGGESTION, '');
+          }
+        },
+      };
     },
   };
 }
