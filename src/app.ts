@@ -22,6 +22,7 @@ import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
+import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
 import { useStartPage } from './http/use-start-page';
@@ -77,6 +78,8 @@ export interface AppTracing {
  * Yoga's own, and Apollo Client's two, so its users need no change.
  */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name'];
+
+const GRAPHQL_ENDPOINT = '/graphql';
 
 /** Parsed documents (with their validation and compiled executors) kept for reuse. */
 const PARSED_DOCUMENTS = 64;
@@ -149,7 +152,7 @@ export function createApp(deps: AppDependencies): App {
 
   return createYoga<Record<string, unknown>, AppContext>({
     schema,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
     // Served by useGraphiql below: built and compressed once, and rate-limited.
@@ -266,6 +269,8 @@ export function createApp(deps: AppDependencies): App {
         onUnexpectedError: (error, request) =>
           errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
       }),
+      // After every plugin that answers a path of its own.
+      useNotFound({ graphqlEndpoint: GRAPHQL_ENDPOINT }),
       useResponseLimit({ maxBytes: config.maxResponseBytes }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
