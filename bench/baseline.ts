@@ -13,7 +13,7 @@ import {
 } from '../src/format/money';
 import { formatTimestamp } from '../src/format/timestamp';
 import { pageEnvelope } from '../src/rest/pagination';
-import { readQuery } from '../src/rest/query';
+import { canonicalQuery, readQuery } from '../src/rest/query';
 import { announce, exitWithParent, peerEnvironment } from './peers/shared';
 
 /**
@@ -128,7 +128,7 @@ async function productPage(res: ServerResponse, url: URL, criteria: ProductCrite
     200,
     pageEnvelope(
       { items: items.map(restProduct), ...numbers },
-      { query: readQuery(url.searchParams), baseUrl: env.publicBaseUrl, path: url.pathname },
+      { query: canonicalQuery(readQuery(url.searchParams)), baseUrl: env.publicBaseUrl, path: url.pathname },
     ),
   );
 }

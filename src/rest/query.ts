@@ -104,6 +104,18 @@ export function textField(name: string, { required = false, description }: TextF
   return field.meta({ param: { description } });
 }
 
+/**
+ * Validated values as a query string, in the schema's order (zod builds its output from the
+ * schema, not the request): one spelling for every way of writing one request (order, repeats,
+ * blanks, padding, unknown parameters), so it keys cached pages and builds their links.
+ */
+export function canonicalQuery(values: object): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(values))
+    if (typeof value === 'string' || typeof value === 'number') query.set(name, String(value));
+  return query;
+}
+
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
 
 /** Validates a query against its schema; errors keep the schema's field order, one message per field. */

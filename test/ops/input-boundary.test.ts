@@ -164,3 +164,42 @@ describe('nesting too deep to parse or key (rows 2 and 3)', () => {
     expect(reply.status).toBe(200);
   });
 });
+
+describe('cache keys from the validated parameters (row 14)', () => {
+  async function page(path: string) {
+    const reply = await call(server, path);
+    expect(reply.status).toBe(200);
+    return { cache: reply.headers.get('x-cache'), text: reply.text };
+  }
+
+  it('ignores unknown parameters: 20 cache-busting variations are 20 hits', async () => {
+    const first = await page('/api/v1/products?per_page=7');
+    const again = await Promise.all(
+      Array.from({ length: 20 }, () => page(`/api/v1/products?per_page=7&_=${Math.random()}`)),
+    );
+    expect(again.map((reply) => reply.cache)).toEqual(Array(20).fill('HIT'));
+    for (const reply of again) expect(reply.text).toBe(first.text);
+  });
+
+  it.each([
+    [
+      'reordered',
+      '/api/v1/products?search=gift&per_page=2&category=Gift%20Cards',
+      '/api/v1/products?category=Gift+Cards&per_page=2&search=gift',
+    ],
+    ['repeated (the last wins)', '/api/v1/products?per_page=3', '/api/v1/products?per_page=9&per_page=3'],
+    ['padded or blank', '/api/v1/products?search=card', '/api/v1/products?search=%20card%20&category=%20'],
+    ['with a trailing slash', '/api/v1/products/search?term=gift', '/api/v1/products/search/?term=gift'],
+  ])('serves %s parameters from one entry', async (_name, path, variant) => {
+    const first = await page(path);
+    const second = await page(variant);
+    expect(second).toEqual({ cache: 'HIT', text: first.text });
+  });
+
+  it('keeps the parameters that change the answer apart', async () => {
+    const five = await page('/api/v1/products?per_page=5&search=soundwave');
+    const six = await page('/api/v1/products?per_page=6&search=soundwave');
+    expect(six.cache).toBe('MISS');
+    expect(six.text).not.toBe(five.text);
+  });
+});
