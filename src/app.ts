@@ -10,6 +10,7 @@ import { createLane, DatabaseBusyError } from './db/admission';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
+import type { IndexEvent } from './db/index-keeper';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
 import { serviceUnavailable } from './errors';
@@ -120,10 +121,21 @@ export function createApp(deps: AppDependencies): App {
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
   const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };
+  const onIndexEvent = (event: IndexEvent) => {
+    metrics?.indexEvents.inc({ index: event.index, outcome: event.outcome });
+    if (event.outcome === 'restored') logger.info({ index: event.index }, 'index created again');
+    else if (event.outcome === 'missing')
+      logger.warn({ index: event.index }, 'index missing: reads go without it while it is created again');
+    else
+      logger.warn(
+        { index: event.index, err: event.error },
+        'creating the missing index failed; tried again later',
+      );
+  };
   const contextDeps = {
     products: guardRepository(
       'products',
-      createProductRepository(database.db, { maxTimeMS: timeoutMs }),
+      createProductRepository(database.db, { maxTimeMS: timeoutMs, onIndexEvent }),
       guard,
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),

@@ -11,6 +11,7 @@ import {
   type SearchPlan,
 } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
+import { createIndexKeeper, type IndexEvent } from './index-keeper';
 import { PRIMARY_KEY } from './mongo';
 
 export interface ProductCriteria {
@@ -61,12 +62,18 @@ export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN
   return { $and: clauses };
 }
 
-export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+export interface ProductRepositoryOptions extends ReadLimits {
+  /** Told when the gram index is found missing, and when creating it again ends. */
+  onIndexEvent?: (event: IndexEvent) => void;
+}
+
+export function createProductRepository(db: Db, { maxTimeMS, onIndexEvent }: ProductRepositoryOptions = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
   const planSearch = createSearchPlanner(products, reads);
+  const gramIndex = createIndexKeeper(products, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
   /**
    * Every page names its index: the gram index for a search read through the grams (PostgreSQL
    * estimates `$all` far too high and would walk the primary key testing every row), the primary
@@ -74,7 +81,20 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
    */
   const hintFor = (plan: SearchPlan) => (plan.kind === 'grams' ? SEARCH_GRAMS_INDEX.name : PRIMARY_KEY);
   function plan(criteria: ProductCriteria): Promise<SearchPlan> {
-    return criteria.words.length > 0 ? planSearch(criteria.words) : Promise.resolve(SCAN);
+    return criteria.words.length > 0 && gramIndex.usable()
+      ? planSearch(criteria.words)
+      : Promise.resolve(SCAN);
+  }
+
+  /** A read by its plan; one that finds the gram index missing is read again as a scan. */
+  async function planned<T>(criteria: ProductCriteria, read: (plan: SearchPlan) => Promise<T>): Promise<T> {
+    const searchPlan = await plan(criteria);
+    try {
+      return await read(searchPlan);
+    } catch (error) {
+      if (searchPlan.kind !== 'grams' || !gramIndex.lost(error)) throw error;
+      return read(SCAN);
+    }
   }
 
   /**
@@ -146,28 +166,29 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       limit: number,
       { signal }: CallOptions = {},
     ): Promise<ProductDoc[]> {
-      const searchPlan = await plan(criteria);
-      if (walkMayFill(searchPlan, skip + limit)) {
-        const walked = await walk(criteria, undefined, 1, skip, limit, signal);
-        if (walked) return walked;
-      }
-      // An aggregation, not find: find evaluates its projection on every row it skips (a deep
-      // page decoded each skipped document); here the skip happens before the projection.
-      // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
-      // planner may read a whole category (or, on a fresh table, everything) and sort it.
-      const skipped = skip > 0 ? [{ $skip: skip }] : [];
-      return products
-        .aggregate<ProductDoc>(
-          [
-            { $match: productFilter(criteria, searchPlan) },
-            { $sort: ID_ORDER },
-            ...skipped,
-            { $limit: limit },
-            { $project: PROJECTION },
-          ],
-          { ...reads, signal, hint: hintFor(searchPlan) },
-        )
-        .toArray();
+      return planned(criteria, async (searchPlan) => {
+        if (walkMayFill(searchPlan, skip + limit)) {
+          const walked = await walk(criteria, undefined, 1, skip, limit, signal);
+          if (walked) return walked;
+        }
+        // An aggregation, not find: find evaluates its projection on every row it skips (a deep
+        // page decoded each skipped document); here the skip happens before the projection.
+        // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
+        // planner may read a whole category (or, on a fresh table, everything) and sort it.
+        const skipped = skip > 0 ? [{ $skip: skip }] : [];
+        return products
+          .aggregate<ProductDoc>(
+            [
+              { $match: productFilter(criteria, searchPlan) },
+              { $sort: ID_ORDER },
+              ...skipped,
+              { $limit: limit },
+              { $project: PROJECTION },
+            ],
+            { ...reads, signal, hint: hintFor(searchPlan) },
+          )
+          .toArray();
+      });
     },
 
     /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
@@ -180,28 +201,29 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
       if (window.afterId !== undefined) idRange.$gt = window.afterId;
       if (window.beforeId !== undefined) idRange.$lt = window.beforeId;
       const bounded = Object.keys(idRange).length > 0;
-      const searchPlan = await plan(criteria);
-      if (walkMayFill(searchPlan, window.limit)) {
-        const walked = await walk(
-          criteria,
-          bounded ? idRange : undefined,
-          window.descending ? -1 : 1,
-          0,
-          window.limit,
-          signal,
-        );
-        if (walked) return walked;
-      }
-      const base = productFilter(criteria, searchPlan);
-      const filter: Filter<ProductDoc> = bounded ? { $and: [base, { _id: idRange }] } : base;
-      // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
-      // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
-      return products
-        .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
-        .sort({ _id: window.descending ? -1 : 1 })
-        .limit(window.limit)
-        .batchSize(window.limit)
-        .toArray();
+      return planned(criteria, async (searchPlan) => {
+        if (walkMayFill(searchPlan, window.limit)) {
+          const walked = await walk(
+            criteria,
+            bounded ? idRange : undefined,
+            window.descending ? -1 : 1,
+            0,
+            window.limit,
+            signal,
+          );
+          if (walked) return walked;
+        }
+        const base = productFilter(criteria, searchPlan);
+        const filter: Filter<ProductDoc> = bounded ? { $and: [base, { _id: idRange }] } : base;
+        // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
+        // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
+        return products
+          .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
+          .sort({ _id: window.descending ? -1 : 1 })
+          .limit(window.limit)
+          .batchSize(window.limit)
+          .toArray();
+      });
     },
 
     /**

@@ -12,6 +12,8 @@ export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   cacheLookups: Counter<'result'>;
+  /** A hinted index found missing, and each attempt to create it again (src/db/index-keeper.ts). */
+  indexEvents: Counter<'index' | 'outcome'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
@@ -61,6 +63,13 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     name: 'response_cache_lookups_total',
     help: 'Response cache lookups by result (hit or miss).',
     labelNames: ['result'] as const,
+    registers: [registry],
+  });
+
+  const indexEvents = new Counter({
+    name: 'mongodb_index_events_total',
+    help: 'Indexes that reads name found missing (outcome "missing"), then "restored" or "restore_failed".',
+    labelNames: ['index', 'outcome'] as const,
     registers: [registry],
   });
 
@@ -128,7 +137,7 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     },
   });
 
-  return { registry, httpDuration, cacheLookups, observeQuery, plugin };
+  return { registry, httpDuration, cacheLookups, indexEvents, observeQuery, plugin };
 }
 
 /**
