@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
-import { startEmbeddedDatabase } from '../src/db/embedded';
+import { startEmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freeLoopbackPort, waitForExit } from '../src/guarded-child';
+import { freeLoopbackPort, waitForExit } from '../src/engine/guarded-child';
 import { startRedis } from '../test/support/redis';
 
 /**

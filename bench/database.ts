@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { loadGenerated } from '../seed/load';
 import { descendants } from './proc';

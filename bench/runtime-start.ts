@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedDatabase } from '../src/db/embedded';
-import { freeLoopbackPort } from '../src/guarded-child';
+import { startEmbeddedDatabase } from '../src/engine';
+import { freeLoopbackPort } from '../src/engine/guarded-child';
 import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 import { median } from './median';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import type { Db, Document } from 'mongodb';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import type { OrderDoc } from '../src/db/documents';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { productFilter } from '../src/db/product-repository';

@@ -4,7 +4,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
-import { freeLoopbackPort, waitForExit } from '../src/guarded-child';
+import { freeLoopbackPort, waitForExit } from '../src/engine/guarded-child';
 
 /** The servers under test, each started as its own child process on its own loopback port. */
 

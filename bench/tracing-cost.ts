@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { startEmbeddedDatabase } from '../src/db/embedded';
+import { startEmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { loadFixtures } from '../seed/load';
 import { cpuMs } from './proc';
-import { freeLoopbackPort } from '../src/guarded-child';
+import { freeLoopbackPort } from '../src/engine/guarded-child';
 import { median } from './median';
 import { SERVER_NODE_FLAGS } from '../scripts/node-flags';
 

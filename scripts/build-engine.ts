@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { EngineBuildError, ensureEmbeddedEngine } from '../src/db/engine-build';
+import { EngineBuildError, ensureEmbeddedEngine } from '../src/engine';
 import { readCommandLine } from './command-line';
 
 const usage = `Usage: npm run db:build [-- --sources DIR]

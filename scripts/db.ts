@@ -1,8 +1,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config';
-import { startEmbeddedDatabase } from '../src/db/embedded';
-import { superviseEmbeddedDatabase } from '../src/db/supervisor';
+import { startEmbeddedDatabase, superviseEmbeddedDatabase } from '../src/engine';
 import { readCommandLine, usageError } from './command-line';
 
 const usage = `Usage: npm run db [-- --port N] [--data-dir DIR]

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import {
   backfillSearchGrams,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from '../seed/generator';
 import { loadFixtures, loadGenerated, type LoadProgress } from '../seed/load';

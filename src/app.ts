@@ -26,6 +26,7 @@ import { useMetricsAccess } from './http/use-metrics-access';
 import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
+import { createRouteLabel, type RouteLabel } from './http/routes';
 import { useStartPage } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
@@ -36,6 +37,7 @@ import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persis
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
 import { createMetrics, registerUnindexedGauge } from './observability/metrics';
+import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -68,8 +70,8 @@ export interface AppDependencies {
 }
 
 export interface AppTracing {
-  /** The HTTP span's route name and the GraphQL parse, validate and execute spans. */
-  plugins: Plugin[];
+  /** The HTTP span's route name (by the route label given) and the GraphQL parse, validate and execute spans. */
+  plugins: (routeLabel: RouteLabel) => Plugin[];
   /** The trace id of the current request, for its log line. */
   traceId: () => string | undefined;
 }
@@ -95,11 +97,15 @@ const QUEUE_WAIT_MS = 1_000;
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
-  const persistedDocuments = knownDocuments(config.persistedOperations);
+  const persistedDocuments = knownDocuments(
+    config.persistedOperations,
+    REST_ENDPOINTS.map((endpoint) => endpoint.document),
+  );
   const metrics = config.metrics
     ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
     : undefined;
   const errorLog = createErrorLog(logger);
+  const routeLabel = createRouteLabel((pathname) => matchEndpoint(pathname)?.endpoint.path);
   if (metrics)
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
@@ -210,6 +216,7 @@ export function createApp(deps: AppDependencies): App {
       useRequestLog({
         logger: config.requestLog ? logger : undefined,
         metrics,
+        routeLabel,
         traceId: deps.tracing?.traceId,
       }),
       useHttpGuards(),
@@ -233,7 +240,7 @@ export function createApp(deps: AppDependencies): App {
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
       // GraphQL request, so its contract is untouched.
       useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
-      ...(deps.tracing?.plugins ?? []),
+      ...(deps.tracing?.plugins(routeLabel) ?? []),
       useGraphqlLimits({ hideSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // After the static limits: a document they refuse is neither charged nor registered.

@@ -5,8 +5,7 @@ import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { AppContext } from './context';
 import { JSON_CONTENT_TYPE, Response } from './http/fetch-api';
 import { useHttpCaching } from './http/use-http-caching';
-import { etagOf } from './rest/page-cache';
-import { conditionalJsonResponse } from './rest/responses';
+import { conditionalJsonResponse, etagOf } from './http/etag';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
 
@@ -118,6 +117,12 @@ type FlightOutcome = { stored: string } | 'uncacheable' | 'abandoned';
  * that miss the same key meanwhile wait for it, and answer its stored result as a hit. A result
  * that is not stored (errors, or it consulted the viewer) lets them run on their own, at once;
  * one whose client left hands the run to the next of them. Only keys in flight are held.
+ *
+ * Not src/single-flight.ts, the REST pages' flights: there the work is a function the first caller
+ * runs and every caller awaits its value, and it is aborted once all of them have left. Here the
+ * work is the leader's own trip through Yoga's pipeline (parse … execute … the cache's `set`),
+ * which no function call wraps: it is settled from hooks, and a leader whose client leaves hands
+ * the run to a waiter rather than failing everyone who waits.
  */
 function createResultFlights() {
   interface Flight {

@@ -6,7 +6,7 @@ import { resolveJwtSecret } from './auth/dev-secret';
 import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import type { Db } from 'mongodb';
-import type { EmbeddedDatabase } from './db/embedded';
+import type { EmbeddedDatabase } from './engine';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/product-search';
 import { useApiDocs } from './docs/use-api-docs';
@@ -73,8 +73,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     // loadConfig refuses production without MONGODB_URI; this guards callers that build a Config by hand.
     if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
     // Loaded only here, so a server on MONGODB_URI never loads the embedded database's launcher or build.
-    const { startEmbeddedDatabase } = await import('./db/embedded');
-    const { superviseEmbeddedDatabase } = await import('./db/supervisor');
+    const { startEmbeddedDatabase, superviseEmbeddedDatabase } = await import('./engine');
     embedded = superviseEmbeddedDatabase(
       await startEmbeddedDatabase({
         dataDir: path.join(config.dataDir, 'db'),
@@ -140,7 +139,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     const tracing = config.tracing
       ? await import('./observability/use-graphql-tracing').then(
           ({ graphqlTracingPlugins, activeTraceId }) => ({
-            plugins: graphqlTracingPlugins(),
+            plugins: graphqlTracingPlugins,
             traceId: activeTraceId,
           }),
         )

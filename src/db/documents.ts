@@ -1,5 +1,3 @@
-import { searchFields, type SearchFields } from './product-search';
-
 /** Money as stored: integer minor units plus ISO 4217 code. Never binary floating point. */
 export interface MoneyDoc {
   amount: number;
@@ -86,14 +84,4 @@ export interface OrderDoc {
   items: OrderItemDoc[];
   created_at: Date;
   updated_at: Date;
-}
-
-/** A product as stored: keyed by its id, with the grams of its searchable text. */
-export function productRecord(product: ProductDoc): ProductDoc & { _id: number } & SearchFields {
-  return { ...product, _id: product.id, ...searchFields(product) };
-}
-
-/** An order as stored: keyed by its ULID. */
-export function orderRecord(order: OrderDoc): OrderDoc & { _id: string } {
-  return { ...order, _id: order.ulid };
 }

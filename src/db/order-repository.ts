@@ -3,7 +3,8 @@ import { encodeTime } from 'ulid';
 import type { CallOptions, ReadLimits } from './deadline';
 import { INDEXES, PRIMARY_KEY } from './mongo';
 import { walkInIdOrder } from './id-order-walk';
-import { orderRecord, type FulfillmentStatus, type OrderDoc, type PaymentStatus } from './documents';
+import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
+import { orderRecord } from './records';
 
 /** Which orders a list shows. Every member is an exact match; absent means "any". */
 export interface OrderCriteria {

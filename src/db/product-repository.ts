@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { CallOptions, ReadLimits } from './deadline';
-import { productRecord, type ProductDoc } from './documents';
+import type { ProductDoc } from './documents';
+import { productRecord } from './records';
 import {
   createSearchPlanner,
   SEARCH_GRAMS_INDEX,

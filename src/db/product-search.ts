@@ -1,7 +1,7 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Collection, Filter } from 'mongodb';
-import { chooseGrams, sampleOf, type GramChoice, type GramSample } from '../catalog/gram-choice';
-import { documentGrams, SEARCH_GRAMS_VERSION, wordGrams, type SearchableText } from '../catalog/search-grams';
+import { chooseGrams, sampleOf, type GramChoice, type GramSample } from './gram-choice';
+import { documentGrams, SEARCH_GRAMS_VERSION, wordGrams, type SearchableText } from './search-grams';
 import type { ProductDoc } from './documents';
 
 /**

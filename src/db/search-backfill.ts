@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Db, Document, Filter } from 'mongodb';
-import type { SearchableText } from '../catalog/search-grams';
+import type { SearchableText } from './search-grams';
 import { searchFields, UNINDEXED_FILTER } from './product-search';
 
 /**

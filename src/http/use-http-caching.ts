@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { etagOf } from '../rest/page-cache';
+import { etagOf } from './etag';
 import { ifNoneMatchMatches } from './headers';
 
 export interface HttpCachingOptions {

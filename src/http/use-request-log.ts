@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
-import { routeLabel } from './routes';
+import type { RouteLabel } from './routes';
 
 export interface RequestLogOptions {
   /** Absent: no log line (REQUEST_LOG=off). */
   logger?: Logger;
   /** Absent: no latency observation (METRICS=off). */
   metrics?: Metrics;
+  /** Names the request's route in its log line and latency metric. */
+  routeLabel: RouteLabel;
   /** The request's trace id when tracing is on; logged as `traceId`. */
   traceId?: () => string | undefined;
 }
@@ -26,7 +28,7 @@ interface RequestTiming {
  * One log line and one latency observation per request, with a request id taken from
  * X-Request-Id (when sane) or generated, and echoed in the response. Headers are never logged.
  */
-export function useRequestLog({ logger, metrics, traceId }: RequestLogOptions): Plugin {
+export function useRequestLog({ logger, metrics, routeLabel, traceId }: RequestLogOptions): Plugin {
   const timings = new WeakMap<Request, RequestTiming>();
   // Level checked once per request: below info the line would be built only to be dropped.
   const logs = () => logger !== undefined && logger.isLevelEnabled('info');

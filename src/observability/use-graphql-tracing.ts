@@ -1,7 +1,6 @@
 import { useOpenTelemetry } from '@envelop/opentelemetry';
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
-import { routeLabel } from '../http/routes';
 
 const tracer = () => trace.getTracer('storefront-gateway.graphql');
 
@@ -31,7 +30,7 @@ function useParseAndValidateSpans(): Plugin {
  * Names the HTTP server span `GET /api/v1/products/{product}` with `http.route` (the route label
  * of logs and metrics, low in cardinality): the HTTP instrumentation knows only the method.
  */
-function useHttpRouteName(): Plugin {
+function useHttpRouteName(routeLabel: (pathname: string) => string): Plugin {
   return {
     onRequest({ request, url }) {
       const span = trace.getSpan(context.active());
@@ -48,9 +47,9 @@ function useHttpRouteName(): Plugin {
  * global tracer provider the SDK registered; the document is recorded, variables and results are
  * not, as they may hold customer data). Loaded only when tracing is on.
  */
-export function graphqlTracingPlugins(): Plugin[] {
+export function graphqlTracingPlugins(routeLabel: (pathname: string) => string): Plugin[] {
   return [
-    useHttpRouteName(),
+    useHttpRouteName(routeLabel),
     useParseAndValidateSpans(),
     useOpenTelemetry(
       { resolvers: false, variables: false, result: false },

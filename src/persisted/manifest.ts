@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Kind, parse } from 'graphql';
-import { REST_ENDPOINTS } from '../rest/endpoints';
 
 /** Trusted documents: sha256 (hex, of the document's exact text) → document. */
 export type Manifest = ReadonlyMap<string, string>;
@@ -21,9 +20,9 @@ export function documentHash(document: string): string {
   return createHash('sha256').update(document, 'utf8').digest('hex');
 }
 
-/** The /api/v1 operations, as entries of the same store: runnable by hash in every mode. */
-export function restDocuments(): Map<string, string> {
-  return new Map(REST_ENDPOINTS.map((endpoint) => [documentHash(endpoint.document), endpoint.document]));
+/** Documents keyed by their hash, as a manifest holds them. */
+export function manifestOf(documents: Iterable<string>): Map<string, string> {
+  return new Map([...documents].map((document) => [documentHash(document), document]));
 }
 
 /**

@@ -4,7 +4,7 @@ import type { PersistedOperationsConfig } from '../config';
 import type { ClientKeyOf } from '../limits/client-key';
 import type { SharedRedis } from '../store/redis';
 import { createApqStore } from './apq-store';
-import { documentHash, loadManifest, restDocuments, type Manifest } from './manifest';
+import { documentHash, loadManifest, manifestOf, type Manifest } from './manifest';
 
 // Apollo's answers (status 200, not cacheable), which Apollo Client's persisted-queries link expects.
 const APQ_HTTP = { status: 200, headers: { 'cache-control': 'private, no-cache, must-revalidate' } };
@@ -17,9 +17,18 @@ const persistedQueryHash = (extensions: unknown): string | undefined => {
     : undefined;
 };
 
-/** Every document the server knows by hash before any client registers one: /api/v1's and the manifest's. */
-export function knownDocuments({ mode, manifestPath }: PersistedOperationsConfig): Manifest {
-  return new Map([...restDocuments(), ...(mode !== 'off' && manifestPath ? loadManifest(manifestPath) : [])]);
+/**
+ * Every document the server knows by hash before any client registers one: the built-in ones
+ * (/api/v1's operations, runnable by hash in every mode) and the manifest's.
+ */
+export function knownDocuments(
+  { mode, manifestPath }: PersistedOperationsConfig,
+  builtIn: Iterable<string>,
+): Manifest {
+  return new Map([
+    ...manifestOf(builtIn),
+    ...(mode !== 'off' && manifestPath ? loadManifest(manifestPath) : []),
+  ]);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_PER_PAGE } from '../catalog/product-query';
 import { FULFILLMENT_STATUSES, PAYMENT_STATUSES } from '../db/documents';
-import { ULID_PATTERN } from '../schema/ulid';
+import { ULID_PATTERN } from '../format/ulid';
 
 /**
  * The /api/v1 bodies, one zod schema each: the OpenAPI schemas, and (src/rest/selection.ts) the GraphQL

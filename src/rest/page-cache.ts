@@ -1,13 +1,9 @@
-import { createHash } from 'node:crypto';
+import { etagOf } from '../http/etag';
 import type { ResponseStore } from '../store/response-store';
 
 export interface CachedBody {
   body: string;
   etag: string;
-}
-
-export function etagOf(body: string): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`;
 }
 
 /** "product:7" for every product a page body lists: a purge of product 7 drops the page. */

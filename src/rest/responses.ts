@@ -1,7 +1,6 @@
 import type { FieldErrors } from '../errors';
 import { validationSummary } from '../errors';
-import { ifNoneMatchMatches } from '../http/headers';
-import { JSON_CONTENT_TYPE, jsonResponse, Response } from '../http/fetch-api';
+import { jsonResponse, type Response } from '../http/fetch-api';
 
 export const RETRY_AFTER_SECONDS = '5';
 
@@ -28,18 +27,4 @@ export function errorCodeResponse(code: unknown, message: string, errors: unknow
     default:
       return messageResponse(500, 'Server Error.');
   }
-}
-
-/** A public 200 with a strong ETag; 304 without a body when the client already holds it. */
-export function conditionalJsonResponse(
-  { body, etag }: { body: string; etag: string },
-  ifNoneMatch: string | null,
-  headers: Record<string, string> = {},
-): Response {
-  if (ifNoneMatchMatches(ifNoneMatch, etag))
-    return new Response(null, { status: 304, headers: { ...headers, etag } });
-  return new Response(body, {
-    status: 200,
-    headers: { 'content-type': JSON_CONTENT_TYPE, ...headers, etag },
-  });
 }

@@ -3,10 +3,10 @@ import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { AppContext } from '../context';
 import type { Endpoint } from './endpoint';
 import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
-import type { CachedBody, PageCache } from './page-cache';
-import { etagOf, productTagsOf } from './page-cache';
+import { conditionalJsonResponse, etagOf } from '../http/etag';
+import { productTagsOf, type CachedBody, type PageCache } from './page-cache';
 import { canonicalQuery, parseQuery, readQuery } from './query';
-import { conditionalJsonResponse, errorCodeResponse, messageResponse, validationResponse } from './responses';
+import { errorCodeResponse, messageResponse, validationResponse } from './responses';
 import { jsonResponse, Response } from '../http/fetch-api';
 import { createSingleFlight } from '../single-flight';
 

@@ -14,7 +14,7 @@ import { builder } from './builder';
 import { checkConnectionArgs, withNullCursors, type ConnectionArgs } from './connection-args';
 import { FulfillmentStatus, Order, PaymentStatus } from './order';
 import { decodeKeyCursor, encodeCursor, fingerprintOf } from './product-cursor';
-import { ULID_PATTERN } from './ulid';
+import { ULID_PATTERN } from '../format/ulid';
 
 /**
  * Order lists: the caller's own (`viewer.orders`) and everyone's for support (`orders`). Both walk

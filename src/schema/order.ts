@@ -6,7 +6,7 @@ import { statusEnumName } from '../format/status';
 import { builder } from './builder';
 import { brandedNodes, databaseIdOf } from './global-id';
 import { OrderMoney } from './money';
-import { canonicalUlid } from './ulid';
+import { canonicalUlid } from '../format/ulid';
 
 function enumValues<T extends string>(values: readonly T[]) {
   return Object.fromEntries(values.map((value) => [statusEnumName(value), { value }])) as Record<

@@ -6,10 +6,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded';
-import { CLUSTER_OS_USER } from '../../src/db/engine-pins';
-import { superviseEmbeddedDatabase } from '../../src/db/supervisor';
-import { freeLoopbackPort } from '../../src/guarded-child';
+import {
+  CLUSTER_OS_USER,
+  startEmbeddedDatabase,
+  superviseEmbeddedDatabase,
+  type EmbeddedDatabase,
+} from '../../src/engine';
+import { freeLoopbackPort } from '../../src/engine/guarded-child';
 import { processesMentioning, waitUntil } from '../support/processes';
 
 const run = promisify(execFile);
@@ -182,7 +185,7 @@ describe('the embedded database (PostgreSQL + DocumentDB + FerretDB)', () => {
   it('dies with its owner, backends included, even when the owner is killed with SIGKILL', async () => {
     const dataDir = await tempDir();
     const script = `
-      import { startEmbeddedDatabase } from ${JSON.stringify(path.resolve('src/db/embedded.ts'))};
+      import { startEmbeddedDatabase } from ${JSON.stringify(path.resolve('src/engine/index.ts'))};
       const db = await startEmbeddedDatabase({ dataDir: ${JSON.stringify(dataDir)}, throwaway: true, log: () => {} });
       console.log('READY ' + db.port);
       setInterval(() => {}, 1000);

@@ -201,7 +201,7 @@ describe('search through the grams agrees with the scan', () => {
     const plans = await Promise.all(CORPUS.map((term) => planSearch(criteriaFor(term, undefined).words)));
     expect(plans.filter((plan) => plan.kind === 'grams').length).toBeGreaterThan(CORPUS.length / 2);
     expect(plans.filter((plan) => plan.kind === 'scan').length).toBeGreaterThan(5);
-    // Many read only some of their grams, and some skip the walk (src/catalog/gram-choice.ts).
+    // Many read only some of their grams, and some skip the walk (src/db/gram-choice.ts).
     const subsets = CORPUS.filter((term, index) => {
       const plan = plans[index]!;
       return (

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { SEARCH_GRAMS_VERSION } from '../../src/catalog/search-grams';
+import { SEARCH_GRAMS_VERSION } from '../../src/db/search-grams';
 import type { ProductDoc } from '../../src/db/documents';
 import { productFilter } from '../../src/db/product-repository';
 import { countUnindexed, createSearchPlanner, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { productRecord, type ProductDoc } from '../../src/db/documents';
+import type { ProductDoc } from '../../src/db/documents';
+import { productRecord } from '../../src/db/records';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { startTestServer, type TestServer } from '../support/server';
 import { call, withQuery } from '../rest/helpers';

@@ -1,6 +1,7 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { productRecord, type ProductDoc } from '../../src/db/documents';
+import type { ProductDoc } from '../../src/db/documents';
+import { productRecord } from '../../src/db/records';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import { ORDER_FIELDS, PRODUCT_FIELDS, dataOf, globalId } from './helpers';

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
@@ -31,7 +32,7 @@ async function burst(servers: TestServer[]): Promise<{ allowed: number; refused:
   };
 }
 
-describe('a burst against the limit across three instances', () => {
+describeWithRedis('a burst against the limit across three instances', () => {
   let redis: TestRedis;
   let shared: TestServer[] = [];
   let alone: TestServer[] = [];

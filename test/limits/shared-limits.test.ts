@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { parse } from 'graphql';
 import { estimateCost } from '../../src/graphql-cost';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
@@ -37,7 +38,7 @@ function expectRateLimited(response: Response, limit: number) {
   expect(response.headers.get('ratelimit-policy')).toBe(`${limit};w=60`);
 }
 
-describe('request limits shared by two instances', () => {
+describeWithRedis('request limits shared by two instances', () => {
   let redis: TestRedis;
   let flusher: Redis;
   let a: TestServer;
@@ -195,7 +196,7 @@ describe('client addresses behind a trusted proxy', () => {
   });
 });
 
-describe('the GraphQL cost budget', () => {
+describeWithRedis('the GraphQL cost budget', () => {
   let server: TestServer;
   let redis: TestRedis;
   const query = '{ products(first: 10) { edges { node { id name } } } }';
@@ -228,7 +229,7 @@ describe('the GraphQL cost budget', () => {
   });
 });
 
-describe('failing closed', () => {
+describeWithRedis('failing closed', () => {
   let server: TestServer;
   let redis: TestRedis;
 

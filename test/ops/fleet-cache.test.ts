@@ -1,9 +1,10 @@
 import { execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { listeningUrl, serverProcessEnv, spawnServer } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 
@@ -95,7 +96,7 @@ const purge = (...args: string[]) =>
     env: { ...process.env, REDIS_URL: redis.url },
   });
 
-describe('a fleet of two server processes sharing one Redis', () => {
+describeWithRedis('a fleet of two server processes sharing one Redis', () => {
   it('serves a page cached by one process as a HIT on the other, on both APIs', async () => {
     const miss = await storedBy(() => rest(first));
     expect(miss).toMatchObject({ status: 200, cache: 'MISS' });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/engine';
 import { connectDatabase, ensureIndexes } from '../../src/db/mongo';
 import { createLogger } from '../../src/logger';
 import { startServer, type RunningServer } from '../../src/server';

@@ -68,7 +68,7 @@ function isSearchProbe(command: Document): boolean {
 
 /**
  * `{$and: [{search_grams: {$all: grams}}, words]}` where grams are some of `of` (which ones the
- * sample decides: src/catalog/gram-choice.ts).
+ * sample decides: src/db/gram-choice.ts).
  */
 function expectGramsAndWords(filter: unknown, of: string[], words: unknown): void {
   const [grams, ...rest] = (filter as { $and: [{ search_grams: { $all: string[] } }, ...unknown[]] }).$and;

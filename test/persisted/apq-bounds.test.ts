@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { sharedStoreIs } from '../support/processes';
 import { startServerOnRedis } from '../support/redis';
 import type { TestServer } from '../support/server';
@@ -44,7 +45,7 @@ const padded = (index: number, bytes: number) =>
 
 const storedKeys = () => inspect.keys('apq:*');
 
-describe('automatic persisted queries in Redis', () => {
+describeWithRedis('automatic persisted queries in Redis', () => {
   it('keeps no document over the size cap, comments included (it still runs)', async () => {
     expect(await register(padded(0, 32 * 1024))).toBe(200);
     expect(await storedKeys()).toEqual([]);

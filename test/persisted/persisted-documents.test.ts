@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config';
 import { ManifestError } from '../../src/persisted/manifest';
 import { listProducts } from '../../src/rest/endpoints';
 import { startFailureHint } from '../../src/start-failure';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
@@ -82,7 +83,7 @@ describe('npm run persist', () => {
   }, 30_000);
 });
 
-describe('automatic persisted queries shared by two instances', () => {
+describeWithRedis('automatic persisted queries shared by two instances', () => {
   let redis: TestRedis;
   let a: TestServer;
   let b: TestServer;
@@ -133,7 +134,7 @@ describe('automatic persisted queries shared by two instances', () => {
   });
 });
 
-describe('trusted documents only', () => {
+describeWithRedis('trusted documents only', () => {
   let redis: TestRedis;
   let server: TestServer;
   let folder: string;

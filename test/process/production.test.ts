@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/engine';
 import { listeningUrl, processesMentioning, spawnServer } from '../support/processes';
 import { TEST_JWT_SECRET } from '../support/server';
 

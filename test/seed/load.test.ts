@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { productRecord, type OrderDoc, type ProductDoc } from '../../src/db/documents';
+import type { OrderDoc, ProductDoc } from '../../src/db/documents';
+import { productRecord } from '../../src/db/records';
 import { INDEXES } from '../../src/db/mongo';
 import { createOrderRepository } from '../../src/db/order-repository';
 import { createProductRepository } from '../../src/db/product-repository';

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { sharedStoreIs } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
@@ -33,7 +34,7 @@ async function readiness(server: TestServer): Promise<{ status: number; ms: numb
   return { status: response.status, body: await response.json(), ms: performance.now() - started };
 }
 
-describe('/readyz with a Redis that stopped answering', () => {
+describeWithRedis('/readyz with a Redis that stopped answering', () => {
   it('says so within the command timeout, and is 503 where the limits fail closed', async () => {
     expect(await readiness(failOpen)).toMatchObject({ status: 200, body: { status: 'ready', redis: 'ok' } });
     expect(await readiness(failClosed)).toMatchObject({ status: 200, body: { redis: 'ok' } });

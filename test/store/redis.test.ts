@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger';
 import { connectRedis, type SharedRedis } from '../../src/store/redis';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { waitUntil } from '../support/processes';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
 
-describe('the shared store client', () => {
+describeWithRedis('the shared store client', () => {
   let redis: TestRedis;
   let shared: SharedRedis;
 
@@ -38,7 +39,7 @@ describe('the shared store client', () => {
   });
 });
 
-describe('/readyz with a shared store', () => {
+describeWithRedis('/readyz with a shared store', () => {
   let redis: TestRedis;
   let server: TestServer;
 

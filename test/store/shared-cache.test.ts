@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { capturedLog } from '../support/captured-log';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { startRedis, type TestRedis } from '../support/redis';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
@@ -91,7 +92,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-describe('a shared response cache (two instances, one Redis)', () => {
+describeWithRedis('a shared response cache (two instances, one Redis)', () => {
   it('serves a REST page cached by one instance as a HIT on the other, with HTTP caching headers', async () => {
     const first = await a.request(PAGE_2);
     expect(first.headers.get('x-cache')).toBe('MISS');

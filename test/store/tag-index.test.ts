@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithRedis } from '../support/describe-with-redis';
 import { sharedStoreIs } from '../support/processes';
 import { startServerOnRedis } from '../support/redis';
 import type { TestServer } from '../support/server';
@@ -29,7 +30,7 @@ async function members(key: string): Promise<number> {
   return 0;
 }
 
-describe("the cache's tag index", () => {
+describeWithRedis("the cache's tag index", () => {
   it('holds about the live entries while clients invent keys', async () => {
     const started = Date.now();
     let sent = 0;

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/db/embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/engine';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../../src/guarded-child';
+import { freeLoopbackPort, GUARD_SCRIPT, waitForExit } from '../../src/engine/guarded-child';
+import { findRedisServer, redisMissingMessage } from './redis-server';
 import { startTestServer, type TestServer } from './server';
 
 export interface TestRedis {
@@ -20,7 +21,14 @@ export interface TestRedis {
   resume(): void;
 }
 
-const REDIS_SERVER = '/usr/bin/redis-server';
+let redisServer: string | undefined;
+
+/** The binary on PATH, looked up once; `npm test` has installed it (scripts/ensure-redis.ts). */
+function redisServerBinary(): string {
+  redisServer ??= findRedisServer();
+  if (!redisServer) throw new Error(redisMissingMessage());
+  return redisServer;
+}
 
 /** Resolves true when the server answers PING with PONG. */
 function pings(port: number): Promise<boolean> {
@@ -44,7 +52,7 @@ function launch(port: number, output: { text: string }): ChildProcess {
       '-c',
       GUARD_SCRIPT,
       'redis-guard',
-      REDIS_SERVER,
+      redisServerBinary(),
       '--port',
       String(port),
       '--bind',

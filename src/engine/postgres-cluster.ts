@@ -4,9 +4,9 @@ import { chown, mkdir, readFile, readlink, realpath, rename, rm, stat, unlink } 
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { CLUSTER_OS_USER, POSTGRES_BIN_DIR } from './engine-pins';
-import { POSTGRES_DATABASE, POSTGRES_ROLE, POSTGRES_SETTINGS, THROWAWAY_SETTINGS } from './engine-settings';
-import { hasExited, type Guarded } from '../guarded-child';
+import { CLUSTER_OS_USER, POSTGRES_BIN_DIR } from './pins';
+import { POSTGRES_DATABASE, POSTGRES_ROLE, POSTGRES_SETTINGS, THROWAWAY_SETTINGS } from './settings';
+import { hasExited, type Guarded } from './guarded-child';
 
 /**
  * The embedded database's PostgreSQL cluster, one step at a time: its OS user, initdb, a stale

@@ -2,8 +2,8 @@ import { chown, mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { ensureEmbeddedEngine } from './engine-build';
-import { ferretdbBinaryPath, POSTGRES_BIN_DIR } from './engine-pins';
+import { ensureEmbeddedEngine } from './build';
+import { ferretdbBinaryPath, POSTGRES_BIN_DIR } from './pins';
 import {
   checkSocketPath,
   clearStalePidFile,
@@ -17,7 +17,7 @@ import {
   withoutVariables,
   type OsUser,
 } from './postgres-cluster';
-import { freeLoopbackPort, hasExited, signalChild, spawnGuarded, type Guarded } from '../guarded-child';
+import { freeLoopbackPort, hasExited, signalChild, spawnGuarded, type Guarded } from './guarded-child';
 
 /**
  * The embedded development database: a PostgreSQL 15 cluster with DocumentDB under `dataDir`

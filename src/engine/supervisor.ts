@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './launch';
 
 export interface SupervisorOptions {
   log: (message: string, details?: Record<string, unknown>) => void;
