@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { validate, type GraphQLError, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { estimateCost } from './graphql-cost';
-import { nestingOfDocument, nestsDeeperThan } from './graphql-nesting';
+import { documentNestsDeeperThan, nestsDeeperThan } from './graphql-nesting';
 
 /**
  * Limits on client-sent GraphQL documents, checked during validation (before any resolver runs).
@@ -91,36 +91,38 @@ export function useGraphqlLimits({ hideSuggestions, isTrusted }: GraphqlLimitOpt
   };
 }
 
-const NESTED_PARAMS = {
-  message: `The request's variables, extensions or operation name nest deeper than ${GRAPHQL_LIMITS.maxParamsDepth} levels.`,
-  extensions: { code: 'BAD_REQUEST', http: { status: 400, spec: false } },
-};
+const BAD_REQUEST = { code: 'BAD_REQUEST', http: { status: 400, spec: false } };
+
+function tooNested(message: string): GraphQLError {
+  return createGraphQLError(message, { extensions: BAD_REQUEST });
+}
 
 /**
- * Bounds nesting before anything recursive runs: parameters as soon as the request is parsed (the
- * response cache keys them before validation), documents before the parser (checked by the lexer,
- * which does not recurse, and only for documents not already in the parse cache).
+ * Bounds nesting as soon as the request is parsed, before anything recursive runs: the response
+ * cache keys the parameters before validation, and graphql-js parses documents recursively. The
+ * measures themselves do not recurse (src/graphql-nesting.ts). A 400 whatever the Accept header:
+ * a request no server would serve, not a document with a mistake in it.
  */
 function useNestingLimits(): Plugin {
   const { maxNesting, maxTokens, maxParamsDepth } = GRAPHQL_LIMITS;
+  function check(params: unknown): void {
+    if (nestsDeeperThan(params, maxParamsDepth + 1))
+      throw tooNested(
+        `The request's variables, extensions or operation name nest deeper than ${maxParamsDepth} levels.`,
+      );
+    const { query } = params as { query?: unknown };
+    if (typeof query === 'string' && documentNestsDeeperThan(query, maxNesting, maxTokens))
+      throw tooNested(`The document nests deeper than ${maxNesting} levels.`);
+  }
   return {
     onRequestParse({ requestParser, setRequestParser }) {
       if (!requestParser) return;
       const parse = requestParser;
       setRequestParser(async (request) => {
         const parsed = await parse(request);
-        // A batch is one level more: its operations are checked as a whole.
-        const depth = Array.isArray(parsed) ? maxParamsDepth + 2 : maxParamsDepth + 1;
-        if (nestsDeeperThan(parsed, depth))
-          throw createGraphQLError(NESTED_PARAMS.message, { extensions: NESTED_PARAMS.extensions });
+        if (Array.isArray(parsed)) parsed.forEach(check);
+        else check(parsed);
         return parsed;
-      });
-    },
-    onParse({ parseFn, setParseFn }) {
-      setParseFn((source, options) => {
-        if (nestingOfDocument(source, maxTokens) > maxNesting)
-          throw createGraphQLError(`Syntax Error: Nesting limit of ${maxNesting} exceeded.`);
-        return parseFn(source, options);
       });
     },
   };

@@ -96,26 +96,40 @@ describe('text the database refuses (row 1)', () => {
 const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
 
 describe('nesting too deep to parse or key (rows 2 and 3)', () => {
-  it.each([
-    ['application/graphql-response+json', 400],
-    ['application/json', 200],
-  ])(
-    'refuses 3,000 nested list literals in the document as a syntax error (%s: %i)',
-    async (accept, status) => {
+  it.each(['application/graphql-response+json', 'application/json'])(
+    'refuses 3,000 nested list literals in the document with a 400 (Accept: %s)',
+    async (accept) => {
       const reply = await postGraphql(
         { query: `{ nodes(ids: ${nested(3_000, '"x"')}) { id } }` },
         { accept },
       );
       expectNoInternals(reply.text);
-      expect(reply.status).toBe(status);
+      expect(reply.status).toBe(400);
       expect((reply.body as GraphqlBody).errors).toEqual([
         {
-          message: `Syntax Error: Nesting limit of ${GRAPHQL_LIMITS.maxNesting} exceeded.`,
-          extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+          message: `The document nests deeper than ${GRAPHQL_LIMITS.maxNesting} levels.`,
+          extensions: { code: 'BAD_REQUEST' },
         },
       ]);
     },
   );
+
+  it('refuses the same nesting in object literals and in a batch', async () => {
+    const deepObject = `${'{ a: '.repeat(3_000)}1${' }'.repeat(3_000)}`;
+    const reply = await postGraphql([
+      { query: '{ __typename }' },
+      { query: `{ orders(filter: ${deepObject}) { totalCount } }` },
+    ]);
+    expectNoInternals(reply.text);
+    expect(reply.status).toBe(400);
+  });
+
+  it('counts no bracket inside a string', async () => {
+    const reply = await postGraphql({
+      query: `{ products(first: 1, search: "${'['.repeat(150)}") { totalCount } }`,
+    });
+    expect(reply.text).not.toMatch(/nests deeper/);
+  });
 
   it('still parses a document nested as deep as the field depth limit allows', async () => {
     const depth = GRAPHQL_LIMITS.maxDepth;
