@@ -144,7 +144,11 @@ export function createApp(deps: AppDependencies): App {
       createProductRepository(database.db, { maxTimeMS: timeoutMs, onIndexEvent }),
       guard,
     ),
-    orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),
+    orders: guardRepository(
+      'orders',
+      createOrderRepository(database.db, { maxTimeMS: timeoutMs, onIndexEvent }),
+      guard,
+    ),
     resolveViewer,
     storeLocale: config.storeLocale,
   };

@@ -31,8 +31,11 @@ export function isMissingHintedIndex(error: unknown): boolean {
 export interface IndexKeeper {
   /** Whether reads may name the index (false while it is known to be missing). */
   usable(): boolean;
-  /** For a read's failure: true when it was the index missing (then re-created in the background). */
-  lost(error: unknown): boolean;
+  /**
+   * `read` names the index in a hint; while the index is missing (or when `read` finds it
+   * missing), `fallback` answers instead, without it.
+   */
+  readWith<R>(read: () => Promise<R>, fallback: () => Promise<R>): Promise<R>;
 }
 
 export function createIndexKeeper<T extends Document>(
@@ -61,19 +64,26 @@ export function createIndexKeeper<T extends Document>(
       .finally(() => (restoring = false));
   }
 
+  function usable(): boolean {
+    if (missing && !restoring && performance.now() >= retryAt) restore();
+    return !missing;
+  }
+
   return {
-    usable() {
-      if (missing && !restoring && performance.now() >= retryAt) restore();
-      return !missing;
-    },
-    lost(error) {
-      if (!isMissingHintedIndex(error)) return false;
-      if (!missing) {
-        missing = true;
-        onEvent({ index: index.name, outcome: 'missing' });
-        restore();
+    usable,
+    async readWith(read, fallback) {
+      if (!usable()) return fallback();
+      try {
+        return await read();
+      } catch (error) {
+        if (!isMissingHintedIndex(error)) throw error;
+        if (!missing) {
+          missing = true;
+          onEvent({ index: index.name, outcome: 'missing' });
+          restore();
+        }
+        return fallback();
       }
-      return true;
     },
   };
 }

@@ -1,8 +1,9 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Filter, IndexDescription } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { CallOptions, ReadLimits } from './deadline';
 import { INDEXES, PRIMARY_KEY } from './mongo';
 import { walkInIdOrder } from './id-order-walk';
+import { createIndexKeeper, type IndexEvent } from './index-keeper';
 import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
 import { orderRecord } from './records';
 
@@ -82,7 +83,12 @@ function indexLeadingWith(field: keyof OrderDoc): string {
   return name;
 }
 
-export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+export interface OrderRepositoryOptions extends ReadLimits {
+  /** Told when an index a list names is found missing, and when creating it again ends. */
+  onIndexEvent?: (event: IndexEvent) => void;
+}
+
+export function createOrderRepository(db: Db, { maxTimeMS, onIndexEvent }: OrderRepositoryOptions = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const orders = db.collection<OrderDoc>('orders');
@@ -90,6 +96,15 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
   const byCustomer = indexLeadingWith('customer_id');
   const byFulfillment = indexLeadingWith('fulfillment_status');
   const byPayment = indexLeadingWith('payment_status');
+  // Each kept: a list whose index was dropped from outside is answered without it meanwhile.
+  const keepers = new Map(
+    [byCustomer, byFulfillment, byPayment].map((name) => {
+      const index = INDEXES.orders.find((wanted) => wanted.name === name) as IndexDescription & {
+        name: string;
+      };
+      return [name, createIndexKeeper(orders, index, { onEvent: onIndexEvent })];
+    }),
+  );
 
   /** The index of the most selective member a list filters on, if any. */
   function narrowingIndex(criteria: OrderCriteria): string | undefined {
@@ -152,7 +167,11 @@ export function createOrderRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
         },
         { ...reads, signal, batchSize: window.limit, hint: PRIMARY_KEY },
       );
-      return recent.length === window.limit ? recent : find(index);
+      if (recent.length === window.limit) return recent;
+      return keepers.get(index)!.readWith(
+        () => find(index),
+        () => find(PRIMARY_KEY),
+      );
     },
 
     async countMatching(criteria: OrderCriteria, { signal }: CallOptions = {}): Promise<number> {

@@ -90,12 +90,11 @@ export function createProductRepository(db: Db, { maxTimeMS, onIndexEvent }: Pro
   /** A read by its plan; one that finds the gram index missing is read again as a scan. */
   async function planned<T>(criteria: ProductCriteria, read: (plan: SearchPlan) => Promise<T>): Promise<T> {
     const searchPlan = await plan(criteria);
-    try {
-      return await read(searchPlan);
-    } catch (error) {
-      if (searchPlan.kind !== 'grams' || !gramIndex.lost(error)) throw error;
-      return read(SCAN);
-    }
+    if (searchPlan.kind !== 'grams') return read(searchPlan);
+    return gramIndex.readWith(
+      () => read(searchPlan),
+      () => read(SCAN),
+    );
   }
 
   /**
