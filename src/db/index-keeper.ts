@@ -46,6 +46,8 @@ export function createIndexKeeper<T extends Document>(
   let missing = false;
   let restoring = false;
   let retryAt = 0;
+  /** Times the index was found missing: a read that began before the last time says nothing new. */
+  let losses = 0;
 
   function restore(): void {
     restoring = true;
@@ -73,11 +75,13 @@ export function createIndexKeeper<T extends Document>(
     usable,
     async readWith(read, fallback) {
       if (!usable()) return fallback();
+      const lossesBefore = losses;
       try {
         return await read();
       } catch (error) {
         if (!isMissingHintedIndex(error)) throw error;
-        if (!missing) {
+        if (!missing && losses === lossesBefore) {
+          losses += 1;
           missing = true;
           onEvent({ index: index.name, outcome: 'missing' });
           restore();

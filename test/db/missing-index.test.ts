@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IndexEvent } from '../../src/db/index-keeper';
+import { createProductRepository } from '../../src/db/product-repository';
 import { SEARCH_GRAMS_INDEX } from '../../src/db/product-search';
 import { capturedLog } from '../support/captured-log';
 import { waitUntil } from '../support/processes';
@@ -82,6 +84,19 @@ describe('a missing index', () => {
         return present.includes('customer_id_1') && present.includes('payment_status_1');
       }),
     ).toBe(true);
+  });
+  it('is reported and created again once, however many reads find it missing at once', async () => {
+    const events: IndexEvent['outcome'][] = [];
+    const repository = createProductRepository(server.testDb.db, {
+      onIndexEvent: (event) => events.push(event.outcome),
+    });
+    const page = () => repository.findPage({ words: ['gift'] }, 0, 41);
+    const expected = await page();
+    await products().dropIndex(SEARCH_GRAMS_INDEX.name);
+    expect(await Promise.all(Array.from({ length: 8 }, page))).toEqual(Array(8).fill(expected));
+    expect(await waitUntilAsync(async () => events.includes('restored'))).toBe(true);
+    expect(await Promise.all(Array.from({ length: 8 }, page))).toEqual(Array(8).fill(expected));
+    expect(events).toEqual(['missing', 'restored']);
   });
 });
 
