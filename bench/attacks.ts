@@ -22,9 +22,8 @@ import {
   uniqueTerm,
   type Target,
 } from '../test/support/attacks';
-import { startServerProcess, type ServerProcess, type SharedServerEnv } from './servers';
+import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess, type SharedServerEnv } from './servers';
 
-const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
 const DATA_DIR = path.join(import.meta.dirname, '.data');
 const SPEC = { seed: 21, products: 2_020, orders: 2_000 };
 
@@ -149,11 +148,11 @@ try {
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(order.customer_id)
     .setExpirationTime('2h')
-    .sign(new TextEncoder().encode(JWT_SECRET));
+    .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
   const env: SharedServerEnv = {
     MONGODB_URI: db.uri,
     MONGODB_DB: db.dbName,
-    JWT_SECRET,
+    JWT_SECRET: BENCH_JWT_SECRET,
     PUBLIC_BASE_URL: 'http://127.0.0.1:4000',
   };
   const target = { orderPath: `/api/v1/orders/${order.ulid}`, token };

@@ -40,6 +40,12 @@ export interface BenchDatabase {
   stop(): Promise<void>;
 }
 
+/** What each kind of benchmark database is, in the report's words. */
+export const DATABASE_LABELS: Record<BenchDatabase['kind'], string> = {
+  embedded: 'the embedded database (FerretDB 2.5 + DocumentDB 0.106 on PostgreSQL 15)',
+  uri: 'MONGODB_URI',
+};
+
 const MARKER_COLLECTION = 'bench_marker';
 /** Bump when the generator's output or the stored documents change (2: `_id` keys), so stale benchmark data is reloaded. */
 const GENERATOR_VERSION = 2;

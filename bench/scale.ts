@@ -11,7 +11,7 @@ import { criteriaFor } from '../src/catalog/product-query';
 import { loadGenerated } from '../seed/load';
 import { median } from './median';
 import { measureSearch } from './search-rows';
-import { startServerProcess, type ServerProcess } from './servers';
+import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './servers';
 
 const USAGE = `Usage: npm run bench:scale -- [options]
 
@@ -30,7 +30,6 @@ The database is the embedded one in bench/.data/scale (or MONGODB_URI). The coun
 list request is the median of the same count sent alone through the driver, over the request's
 median. Results also go to bench/results/scale-<timestamp>.json.`;
 
-const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
 const DB_NAME = 'storefront_scale';
 const PER_PAGE = 15;
 const log = (line: string) => console.error(`[scale] ${line}`);
@@ -89,7 +88,7 @@ function token(subject: string, scope?: string): Promise<string> {
     .setSubject(subject)
     .setIssuedAt()
     .setExpirationTime('12h')
-    .sign(new TextEncoder().encode(JWT_SECRET));
+    .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
 }
 
 async function measureStep(db: Db, origin: string, size: Size, samples: number): Promise<Row[]> {
@@ -252,7 +251,7 @@ async function main(): Promise<void> {
       env: {
         MONGODB_URI: uri,
         MONGODB_DB: DB_NAME,
-        JWT_SECRET,
+        JWT_SECRET: BENCH_JWT_SECRET,
         PUBLIC_BASE_URL: 'http://127.0.0.1:4000',
         MONGODB_TIMEOUT_MS: '60000',
       },

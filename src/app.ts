@@ -57,6 +57,8 @@ export interface AppDependencies {
   isDraining?: () => boolean;
   /** The fleet's shared store (REDIS_URL); absent: every cache and limit is per process. */
   redis?: SharedRedis;
+  /** The database in words, for the start page; the process entry knows which it opened. */
+  databaseDescription?: string;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -238,7 +240,13 @@ export function createApp(deps: AppDependencies): App {
             metrics.plugin,
           ]
         : []),
-      useStartPage({ graphiql }),
+      useStartPage({
+        graphiql,
+        adHocQueries: config.persistedOperations.mode !== 'trusted-only',
+        metrics: metricsOnStartPage(config, metrics !== undefined),
+        database: deps.databaseDescription,
+        publicBaseUrl: config.publicBaseUrl,
+      }),
       ...(deps.plugins ?? []),
       useClientErrors({ logger }),
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
@@ -299,6 +307,13 @@ export function createApp(deps: AppDependencies): App {
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
+}
+
+/** As useMetricsAccess serves /metrics: behind its token, open outside production, else not at all. */
+function metricsOnStartPage(config: Config, collected: boolean): 'open' | 'token' | 'off' {
+  if (!collected) return 'off';
+  if (config.metricsToken) return 'token';
+  return config.env === 'production' ? 'off' : 'open';
 }
 
 function isAdmissionOutcome(error: unknown): boolean {

@@ -22,6 +22,8 @@ const JWT_ALGORITHMS = [
 type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** JSON lines (production, pipes, log shippers) or pino-pretty's lines for a person at a terminal. */
+const LOG_FORMATS = ['json', 'pretty'] as const;
 
 const optionalText = z
   .string()
@@ -86,6 +88,7 @@ const envSchema = z.object({
     .refine(isKnownLocale, 'must be a locale this Node.js knows')
     .default('en-US'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  LOG_FORMAT: z.enum(LOG_FORMATS).optional(),
   SEED_FIXTURES: z.enum(['true', 'false']).optional(),
   MONGODB_MAX_POOL_SIZE: wholeNumber(1, 1000).default(20),
   MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
@@ -162,6 +165,8 @@ export interface Config {
   jwt: JwtConfig;
   storeLocale: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** Default: pretty outside production when stdout is a terminal; JSON otherwise (pipes, shippers). */
+  logFormat: (typeof LOG_FORMATS)[number];
   seedFixturesWhenEmpty: boolean;
   /** Origins allowed by CORS; empty means CORS is off. */
   corsOrigins: string[];
@@ -240,7 +245,11 @@ function parseAlgorithms(
   return names as JwtAlgorithm[];
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+  stdoutIsTerminal = process.stdout.isTTY === true,
+): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
@@ -268,6 +277,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     problems.push(
       'MONGODB_URI: required when NODE_ENV=production (the embedded database is for development)',
     );
+  }
+  if (values.NODE_ENV === 'production' && values.LOG_FORMAT === 'pretty') {
+    problems.push('LOG_FORMAT: pretty is for development; production writes JSON lines');
   }
   if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
     problems.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
@@ -336,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }),
     storeLocale: values.STORE_LOCALE,
     logLevel: values.LOG_LEVEL,
+    logFormat: values.LOG_FORMAT ?? (!production && stdoutIsTerminal ? 'pretty' : 'json'),
     // Sample orders of fictional customers never reach a production database unless asked for.
     seedFixturesWhenEmpty: values.SEED_FIXTURES
       ? values.SEED_FIXTURES === 'true'

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { ConfigError, loadConfig, type Config } from './config';
-import { createLogger } from './logger';
+import { createLogger, prettyLines } from './logger';
 import type { Tracing } from './observability/tracing';
 
 export interface MainOptions {
@@ -21,7 +21,10 @@ export async function main({ seedIfEmpty }: MainOptions = {}): Promise<void> {
     throw error;
   }
 
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(
+    config.logLevel,
+    config.logFormat === 'pretty' ? await prettyLines() : undefined,
+  );
   // The SDK must patch the MongoDB driver before anything imports it: tracing first, then the
   // server (imported here, not at the top, for that order). Off, the SDK is never loaded.
   let tracing: Tracing | undefined;

@@ -69,11 +69,13 @@ async function warnOfUnindexedProducts(database: Database, logger: Logger): Prom
 export async function startServer({ config, logger, seedIfEmpty }: StartOptions): Promise<RunningServer> {
   let embedded: EmbeddedDatabase | undefined;
   let uri = config.mongo.uri;
+  let databaseDescription: string | undefined;
   if (!uri) {
     // loadConfig refuses production without MONGODB_URI; this guards callers that build a Config by hand.
     if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
     // Loaded only here, so a server on MONGODB_URI never loads the embedded database's launcher or build.
-    const { startEmbeddedDatabase, superviseEmbeddedDatabase } = await import('./engine');
+    const { FERRETDB_VERSION, POSTGRES_MAJOR, startEmbeddedDatabase, superviseEmbeddedDatabase } =
+      await import('./engine');
     embedded = superviseEmbeddedDatabase(
       await startEmbeddedDatabase({
         dataDir: path.join(config.dataDir, 'db'),
@@ -83,6 +85,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     );
     uri = embedded.uri;
     logger.info({ port: embedded.port }, 'embedded database started');
+    databaseDescription = `the embedded database (FerretDB ${FERRETDB_VERSION} with DocumentDB on PostgreSQL ${POSTGRES_MAJOR}), started and stopped with this server`;
   }
 
   let database: Database | undefined;
@@ -152,6 +155,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger,
       isDraining: () => drain.draining,
       redis,
+      databaseDescription,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
       bodiesLimitedUpstream: true,
     });

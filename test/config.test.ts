@@ -109,6 +109,33 @@ describe('configuration', () => {
   });
 });
 
+describe('log format', () => {
+  const formatOf = (env: Record<string, string>, terminal: boolean) =>
+    loadConfig(env, '/srv/app', terminal).logFormat;
+  const production = {
+    NODE_ENV: 'production',
+    MONGODB_URI: 'mongodb://db:27017',
+    JWT_SECRET: 'x'.repeat(32),
+    PUBLIC_BASE_URL: 'https://shop.example.com',
+  };
+
+  it('is pretty at a terminal outside production, and JSON when piped or in production', () => {
+    expect(formatOf({}, true)).toBe('pretty');
+    expect(formatOf({ NODE_ENV: 'test' }, true)).toBe('pretty');
+    expect(formatOf({}, false)).toBe('json');
+    expect(formatOf(production, true)).toBe('json');
+    expect(formatOf({ LOG_FORMAT: 'json' }, true)).toBe('json');
+    expect(formatOf({ LOG_FORMAT: 'pretty' }, false)).toBe('pretty');
+  });
+
+  it('refuses pretty in production and unknown formats', () => {
+    expect(problemsOf({ ...production, LOG_FORMAT: 'pretty' })).toEqual([
+      'LOG_FORMAT: pretty is for development; production writes JSON lines',
+    ]);
+    expect(problemsOf({ LOG_FORMAT: 'yaml' })[0]).toMatch(/^LOG_FORMAT: /);
+  });
+});
+
 describe('documentation', () => {
   it('documents every configuration variable in the README table and .env.example', async () => {
     const { readFile } = await import('node:fs/promises');

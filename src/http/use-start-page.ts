@@ -1,61 +1,52 @@
 import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
 import { Response } from './fetch-api';
+import {
+  SAMPLE_QUERY,
+  SERVER_SUMMARY,
+  START_PAGE_CSP,
+  sampleCommands,
+  startPageHtml,
+  startSections,
+  type StartPageFacts,
+} from './start-page';
 
 export interface StartPageOptions {
   /** Whether GraphiQL is served (it is with introspection); the page says so. Default true. */
   graphiql?: boolean;
+  /** Whether /graphql runs documents it has not seen (not trusted-only); default true. */
+  adHocQueries?: boolean;
+  /** /metrics as served; default 'off'. */
+  metrics?: StartPageFacts['metrics'];
+  /** The database the data lives in, in words; default: the one MONGODB_URI names. */
+  database?: string;
+  /** Origin of the copyable commands (PUBLIC_BASE_URL); default: the request's. */
+  publicBaseUrl?: string;
 }
 
-interface Link {
-  path: string;
-  title: string;
-}
-
-/** What a person (or a client) arriving at `/` is looking for. */
-function links(graphiql: boolean): Link[] {
-  return [
-    { path: '/graphql', title: graphiql ? 'GraphQL endpoint and GraphiQL' : 'GraphQL endpoint (POST)' },
-    { path: '/docs', title: 'REST API documentation (Swagger UI)' },
-    { path: '/api/v1/openapi.json', title: 'OpenAPI 3.1 document of /api/v1' },
-    { path: '/api/v1/products', title: 'REST: the product catalogue' },
-    { path: '/healthz', title: 'Liveness: the process is up' },
-    { path: '/readyz', title: 'Readiness: the database answers' },
-  ];
-}
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-
-function html(items: Link[]): string {
-  const list = items
-    .map(
-      (link) =>
-        `      <li><a href="${escapeHtml(link.path)}">${escapeHtml(link.path)}</a> — ${escapeHtml(link.title)}</li>`,
-    )
-    .join('\n');
-  return `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8">
-    <meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>Storefront Gateway</title>
-  </head>
-  <body>
-    <h1>Storefront Gateway</h1>
-    <p>A GraphQL API and the /api/v1 REST contract over one database.</p>
-    <ul>
-${list}
-    </ul>
-  </body>
-</html>
-`;
-}
-
-/** `GET /`: a small page of links, HTML for browsers and JSON for everything else. */
-export function useStartPage({ graphiql = true }: StartPageOptions = {}): Plugin {
-  const items = links(graphiql);
-  const page = html(items);
-  const json = JSON.stringify({ name: 'Storefront Gateway', links: items });
+/** `GET /`: what this server is and where to go, HTML for browsers and JSON for everything else. */
+export function useStartPage({
+  graphiql = true,
+  adHocQueries = true,
+  metrics = 'off',
+  database = 'the MongoDB-compatible database that MONGODB_URI names',
+  publicBaseUrl,
+}: StartPageOptions = {}): Plugin {
+  const facts: StartPageFacts = { graphiql, adHocQueries, metrics, database };
+  const links = startSections(facts).flatMap((section) => section.links);
+  const json = (origin: string) =>
+    JSON.stringify({
+      name: 'Storefront Gateway',
+      description: SERVER_SUMMARY,
+      database,
+      links,
+      ...(adHocQueries ? { sampleQuery: SAMPLE_QUERY } : {}),
+      sampleCommands: sampleCommands(origin, facts),
+    });
+  // With PUBLIC_BASE_URL (always in production) both bodies are built once.
+  const fixed = publicBaseUrl
+    ? { html: startPageHtml(publicBaseUrl, facts), json: json(publicBaseUrl) }
+    : undefined;
   return {
     onRequest({ request, url, endResponse }) {
       if (url.pathname !== '/' || (request.method !== 'GET' && request.method !== 'HEAD')) return;
@@ -64,10 +55,14 @@ export function useStartPage({ graphiql = true }: StartPageOptions = {}): Plugin
         ? {
             ...SECURITY_HEADERS,
             'content-type': 'text/html; charset=utf-8',
-            'content-security-policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+            'content-security-policy': START_PAGE_CSP,
           }
         : { 'content-type': 'application/json; charset=utf-8' };
-      const body = request.method === 'HEAD' ? null : wantsHtml ? page : json;
+      let body: string | null = null;
+      if (request.method === 'GET') {
+        if (wantsHtml) body = fixed?.html ?? startPageHtml(url.origin, facts);
+        else body = fixed?.json ?? json(url.origin);
+      }
       endResponse(new Response(body, { status: 200, headers: { ...headers, vary: 'accept' } }));
     },
   };

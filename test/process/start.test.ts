@@ -50,6 +50,11 @@ describe('npm start', () => {
       };
       // Seeded once on the empty database; the second start finds the same 20 fixtures.
       expect(body.meta.total).toBe(20);
+      // The start page names the database this process started.
+      const startPage = (await (await fetch(`${url}/`)).json()) as { database: string };
+      expect(startPage.database).toMatch(
+        /^the embedded database \(FerretDB v\d+\.\d+\.\d+ with DocumentDB on PostgreSQL \d+\)/,
+      );
       expect(processesMentioning(dataDir).length).toBeGreaterThan(0);
       // Nothing but our own log and start banner: no library warning (e.g. a deprecated option).
       expect(stderr).toBe('');
