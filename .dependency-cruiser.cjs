@@ -15,7 +15,8 @@ const layer = {
   plugins: '^src/(http|limits|persisted|observability)/',
   request: '^src/(context[.]ts$|auth/|catalog/)',
   data: '^src/(db|store)/',
-  helpers: '^src/(errors|config|logger|bounded-cache|single-flight|graphql-cost)[.]ts$|^src/format/',
+  helpers:
+    '^src/(errors|config|logger|bounded-cache|single-flight|graphql-cost|graphql-nesting)[.]ts$|^src/format/',
 };
 const order = ['process', 'app', 'adapters', 'plugins', 'request', 'data', 'helpers'];
 

@@ -4,7 +4,8 @@ import { MongoClient } from 'mongodb';
 import { criteriaFor, pageNumbers } from '../src/catalog/product-query';
 import type { MoneyDoc, OrderDoc, ProductDoc } from '../src/db/documents';
 import { createOrderRepository } from '../src/db/order-repository';
-import { createProductRepository, type ProductCriteria } from '../src/db/product-repository';
+import type { ProductCriteria } from '../src/db/product-plans';
+import { createProductRepository } from '../src/db/product-repository';
 import {
   formatCurrency,
   formatLocalizedDecimal,
@@ -13,7 +14,7 @@ import {
 } from '../src/format/money';
 import { formatTimestamp } from '../src/format/timestamp';
 import { pageEnvelope } from '../src/rest/pagination';
-import { readQuery } from '../src/rest/query';
+import { canonicalQuery, readQuery } from '../src/rest/query';
 import { announce, exitWithParent, peerEnvironment } from './peers/shared';
 
 /**
@@ -127,7 +128,7 @@ async function productPage(res: ServerResponse, url: URL, criteria: ProductCrite
     200,
     pageEnvelope(
       { items: items.map(restProduct), ...numbers },
-      { query: readQuery(url.searchParams), baseUrl: env.publicBaseUrl, path: url.pathname },
+      { query: canonicalQuery(readQuery(url.searchParams)), baseUrl: env.publicBaseUrl, path: url.pathname },
     ),
   );
 }

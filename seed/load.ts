@@ -154,46 +154,57 @@ export async function loadGenerated(db: Db, options: LoadGeneratedOptions): Prom
   }
 
   const started = performance.now();
-  const overallTotal = options.products + options.orders;
-  let overallDone = 0;
-  let productsDone = 0;
-  const products = await insertBatches(
-    generateProducts({ seed, count: options.products, startId: productStart, batchSize }),
-    (docs) => productRepository.insertMany(docs),
-    (count) => {
-      productsDone += count;
-      overallDone += count;
-      onProgress?.({
-        phase: 'products',
-        done: productsDone,
-        total: options.products,
-        overallDone,
-        overallTotal,
-      });
-    },
-  );
+  let products = 0;
+  let orders = 0;
+  let loaded = false;
+  try {
+    const overallTotal = options.products + options.orders;
+    let overallDone = 0;
+    let productsDone = 0;
+    products = await insertBatches(
+      generateProducts({ seed, count: options.products, startId: productStart, batchSize }),
+      (docs) => productRepository.insertMany(docs),
+      (count) => {
+        productsDone += count;
+        overallDone += count;
+        onProgress?.({
+          phase: 'products',
+          done: productsDone,
+          total: options.products,
+          overallDone,
+          overallTotal,
+        });
+      },
+    );
 
-  let ordersDone = 0;
-  const orders = await insertBatches(
-    generateOrders({
-      seed,
-      count: options.orders,
-      startId: orderStart,
-      startItemId: itemStart,
-      // Items are taken from the products just generated (1000 would-be products when there are none).
-      products: { startId: productStart, count: options.products > 0 ? options.products : 1000 },
-      customers: options.customers,
-      batchSize,
-    }),
-    (docs) => orderRepository.insertMany(docs),
-    (count) => {
-      ordersDone += count;
-      overallDone += count;
-      onProgress?.({ phase: 'orders', done: ordersDone, total: options.orders, overallDone, overallTotal });
-    },
-  );
-
-  await ensureIndexes(db);
+    let ordersDone = 0;
+    orders = await insertBatches(
+      generateOrders({
+        seed,
+        count: options.orders,
+        startId: orderStart,
+        startItemId: itemStart,
+        // Items are taken from the products just generated (1000 would-be products when there are none).
+        products: { startId: productStart, count: options.products > 0 ? options.products : 1000 },
+        customers: options.customers,
+        batchSize,
+      }),
+      (docs) => orderRepository.insertMany(docs),
+      (count) => {
+        ordersDone += count;
+        overallDone += count;
+        onProgress?.({ phase: 'orders', done: ordersDone, total: options.orders, overallDone, overallTotal });
+      },
+    );
+    loaded = true;
+  } finally {
+    // The indexes dropped for the load come back whatever happened to it (a full disk: ENOSPC):
+    // a missing gram index once made deep search pages a 500 until the server restarted. If the
+    // load failed, its error is the one reported; the server ensures the indexes at start too.
+    await ensureIndexes(db).catch((error: unknown) => {
+      if (loaded) throw error;
+    });
+  }
   const elapsedMs = performance.now() - started;
   return {
     products,

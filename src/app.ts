@@ -10,6 +10,7 @@ import { createLane, DatabaseBusyError } from './db/admission';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
+import type { IndexEvent } from './db/index-keeper';
 import { createUnreadableReport } from './observability/unreadable-log';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
@@ -23,6 +24,7 @@ import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
+import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
 import { createRouteLabel, type RouteLabel } from './http/routes';
@@ -83,6 +85,8 @@ export interface AppTracing {
  */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name'];
 
+const GRAPHQL_ENDPOINT = '/graphql';
+
 /** Parsed documents (with their validation and compiled executors) kept for reuse. */
 const PARSED_DOCUMENTS = 64;
 
@@ -129,7 +133,18 @@ export function createApp(deps: AppDependencies): App {
   const onUnreadable = createUnreadableReport(logger, (collection) =>
     metrics?.unreadableDocuments.inc({ collection }),
   );
-  const reading = { maxTimeMS: timeoutMs, onUnreadable };
+  const onIndexEvent = (event: IndexEvent) => {
+    metrics?.indexEvents.inc({ index: event.index, outcome: event.outcome });
+    if (event.outcome === 'restored') logger.info({ index: event.index }, 'index created again');
+    else if (event.outcome === 'missing')
+      logger.warn({ index: event.index }, 'index missing: reads go without it while it is created again');
+    else
+      logger.warn(
+        { index: event.index, err: event.error },
+        'creating the missing index failed; tried again later',
+      );
+  };
+  const reading = { maxTimeMS: timeoutMs, onUnreadable, onIndexEvent };
   const contextDeps = {
     products: guardRepository('products', createProductRepository(database.db, reading), guard),
     orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),
@@ -158,7 +173,7 @@ export function createApp(deps: AppDependencies): App {
 
   return createYoga<Record<string, unknown>, AppContext>({
     schema,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     context: ({ request }) => createContext(request, contextDeps),
     // Served by useGraphiql below: built and compressed once, and rate-limited.
@@ -235,7 +250,7 @@ export function createApp(deps: AppDependencies): App {
       // GraphQL request, so its contract is untouched.
       useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
       ...(deps.tracing?.plugins(routeLabel) ?? []),
-      useGraphqlLimits({ hideFieldSuggestions: !config.introspection, isTrusted: isRestExecution }),
+      useGraphqlLimits({ hideSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // After the static limits: a document they refuse is neither charged nor registered.
       useRateLimits({
@@ -282,6 +297,8 @@ export function createApp(deps: AppDependencies): App {
         onUnexpectedError: (error, request) =>
           errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
       }),
+      // After every plugin that answers a path of its own.
+      useNotFound({ graphqlEndpoint: GRAPHQL_ENDPOINT }),
       useResponseLimit({ maxBytes: config.maxResponseBytes }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),

@@ -1,7 +1,8 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import type { GraphQLError, ValidationContext } from 'graphql';
+import { validate, type GraphQLError, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { estimateCost } from './graphql-cost';
+import { documentNestsDeeperThan, nestsDeeperThan } from './graphql-nesting';
 
 /**
  * Limits on client-sent GraphQL documents, checked during validation (before any resolver runs).
@@ -14,6 +15,17 @@ export const GRAPHQL_LIMITS = {
   maxAliases: 20,
   maxDirectives: 10,
   maxTokens: 2_000,
+  /**
+   * Brackets (`{`, `(`, `[`) open at once in a document: graphql-js parses recursively and ran out
+   * of stack at ~1,500 nested list literals, before the token limit. maxDepth fields, each with
+   * arguments holding input objects and lists, stay far below.
+   */
+  maxNesting: 100,
+  /**
+   * Arrays and objects nested in a request's `variables`, `extensions` and `operationName`: keying
+   * and coercing them recurse (JSON.stringify overflowed at ~5,000). Our input types nest 3 deep.
+   */
+  maxParamsDepth: 32,
   /**
    * src/graphql-cost.ts: objects 2, scalars 1, ×1.5 per level and per fragment, × first/last/perPage
    * and × the length of list arguments (`nodes(ids:)`), literal, variable or default; + 10,000 per
@@ -51,12 +63,13 @@ function useQueryCost(maxCost: number, skip: (context: unknown) => boolean): Plu
 }
 
 export interface GraphqlLimitOptions {
-  hideFieldSuggestions: boolean;
+  /** No "Did you mean …?" of any kind (fields, arguments, types, enum values, fragments). */
+  hideSuggestions: boolean;
   /** Executions whose documents the server wrote itself (the /api/v1 operations). */
   isTrusted: (context: unknown) => boolean;
 }
 
-export function useGraphqlLimits({ hideFieldSuggestions, isTrusted }: GraphqlLimitOptions): Plugin {
+export function useGraphqlLimits({ hideSuggestions, isTrusted }: GraphqlLimitOptions): Plugin {
   const armor = EnvelopArmorPlugin({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: false, ...report },
     // armor exempts `__typename` by default: 500 aliases of it would be 500 free fields.
@@ -64,13 +77,82 @@ export function useGraphqlLimits({ hideFieldSuggestions, isTrusted }: GraphqlLim
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...report },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
     costLimit: { enabled: false },
-    blockFieldSuggestion: { enabled: hideFieldSuggestions },
+    // Its mask covers `Did you mean "x"?` only: graphql-js's own option below hides the rest.
+    blockFieldSuggestion: { enabled: hideSuggestions },
   }) as Plugin;
   const cost = useQueryCost(GRAPHQL_LIMITS.maxCost, isTrusted);
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
+      addPlugin(useNestingLimits());
+      if (hideSuggestions) addPlugin(useNoSuggestions());
       addPlugin(cost);
+    },
+  };
+}
+
+const BAD_REQUEST = { code: 'BAD_REQUEST', http: { status: 400, spec: false } };
+
+function tooNested(message: string): GraphQLError {
+  return createGraphQLError(message, { extensions: BAD_REQUEST });
+}
+
+/**
+ * Bounds nesting as soon as the request is parsed, before anything recursive runs: the response
+ * cache keys the parameters before validation, and graphql-js parses documents recursively. The
+ * measures themselves do not recurse (src/graphql-nesting.ts). A 400 whatever the Accept header:
+ * a request no server would serve, not a document with a mistake in it.
+ */
+function useNestingLimits(): Plugin {
+  const { maxNesting, maxTokens, maxParamsDepth } = GRAPHQL_LIMITS;
+  function check(params: unknown): void {
+    if (nestsDeeperThan(params, maxParamsDepth + 1))
+      throw tooNested(
+        `The request's variables, extensions or operation name nest deeper than ${maxParamsDepth} levels.`,
+      );
+    const { query } = params as { query?: unknown };
+    if (typeof query === 'string' && documentNestsDeeperThan(query, maxNesting, maxTokens))
+      throw tooNested(`The document nests deeper than ${maxNesting} levels.`);
+  }
+  return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (!requestParser) return;
+      const parse = requestParser;
+      setRequestParser(async (request) => {
+        const parsed = await parse(request);
+        if (Array.isArray(parsed)) parsed.forEach(check);
+        else check(parsed);
+        return parsed;
+      });
+    },
+  };
+}
+
+/** graphql-js's wording of every suggestion (jsutils/didYouMean): ` Did you mean "A" or "B"?`. */
+const SUGGESTION = / Did you mean [^?]*\?/g;
+
+/**
+ * No message names what the schema has: graphql-js's `hideSuggestions` in validation (field,
+ * argument, type, enum value and inline fragment hints); the coercion of variables ignores that
+ * option (@graphql-tools/executor does not pass it on), so its hints are cut from the result.
+ */
+function useNoSuggestions(): Plugin {
+  return {
+    onValidate({ setValidationFn }) {
+      setValidationFn((schema, document, rules) =>
+        validate(schema, document, rules, { hideSuggestions: true }),
+      );
+    },
+    onExecute() {
+      return {
+        onExecuteDone({ result }) {
+          if (!('errors' in result) || !result.errors) return;
+          for (const error of result.errors) {
+            if (error.message.includes(' Did you mean '))
+              (error as { message: string }).message = error.message.replace(SUGGESTION, '');
+          }
+        },
+      };
     },
   };
 }

@@ -11,7 +11,7 @@ import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/product-search';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
-import { answerClientErrors, guardRequests } from './http/node-guards';
+import { answerClientErrors, guardRequests, NODE_SERVER_OPTIONS } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
 import type { Logger } from './logger';
 import { watchProductChanges } from './db/product-changes';
@@ -161,7 +161,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     });
 
     const server = createServer(
-      { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 },
+      { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000, ...NODE_SERVER_OPTIONS },
       drain.wrap(oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes }))),
     );
     answerClientErrors(server, (code) => logger.info({ code }, 'client error'));

@@ -1,5 +1,5 @@
 import type { FieldErrors } from '../errors';
-import type { ProductCriteria } from '../db/product-repository';
+import type { ProductCriteria } from '../db/product-plans';
 
 /**
  * The rules for product list and search inputs, shared by REST (which receives strings) and
@@ -49,8 +49,25 @@ export function normaliseText(value: string | null | undefined): string | undefi
   return trimmed ? trimmed : undefined;
 }
 
-export function checkTextLength(errors: FieldErrors, field: string, value: string | undefined): void {
-  if (value !== undefined && characterLength(value) > MAX_TERM_LENGTH) {
+/**
+ * What the database cannot take as text: NUL (PostgreSQL's text and regexes refuse it: a 500 once)
+ * and UTF-16 surrogates without their pair (they have no UTF-8 form). With `u`, `\p{Cs}` matches
+ * only unpaired ones.
+ */
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
+export const unstorableTextMessage = (field: string) =>
+  `The ${label(field)} field must be text without NUL characters or unpaired surrogates.`;
+
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
+/** Text the database will be asked about: storable, and at most MAX_TERM_LENGTH characters. */
+export function checkText(errors: FieldErrors, field: string, value: string | undefined): void {
+  if (value === undefined) return;
+  if (!isStorableText(value)) add(errors, field, unstorableTextMessage(field));
+  else if (characterLength(value) > MAX_TERM_LENGTH) {
     add(errors, field, `The ${label(field)} field must not be greater than ${MAX_TERM_LENGTH} characters.`);
   }
 }

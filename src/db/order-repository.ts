@@ -1,8 +1,9 @@
-import type { Db, Document, Filter } from 'mongodb';
+import type { Db, Document, Filter, IndexDescription } from 'mongodb';
 import { encodeTime } from 'ulid';
 import type { CallOptions, ReadLimits } from './deadline';
 import { INDEXES, PRIMARY_KEY, ULID_FIELD_INDEX } from './mongo';
 import { walkInIdOrder } from './id-order-walk';
+import { createIndexKeeper, type IndexEvent } from './index-keeper';
 import type { FulfillmentStatus, OrderDoc, PaymentStatus } from './documents';
 import { fillWindow, readEach, readOrder, type UnreadableReport } from './document-reading';
 import { amongKeys, foreignKeyProbe, keysWithin, mergeWindow, type KeyShape } from './foreign-keys';
@@ -105,9 +106,14 @@ function indexLeadingWith(field: keyof OrderDoc): string {
 export interface OrderRepositoryOptions extends ReadLimits {
   /** Told of each stored order that cannot be served (it is left out). */
   onUnreadable?: UnreadableReport;
+  /** Told when an index a list names is found missing, and when creating it again ends. */
+  onIndexEvent?: (event: IndexEvent) => void;
 }
 
-export function createOrderRepository(db: Db, { maxTimeMS, onUnreadable }: OrderRepositoryOptions = {}) {
+export function createOrderRepository(
+  db: Db,
+  { maxTimeMS, onUnreadable, onIndexEvent }: OrderRepositoryOptions = {},
+) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const orders = db.collection<OrderDoc>('orders');
@@ -119,6 +125,15 @@ export function createOrderRepository(db: Db, { maxTimeMS, onUnreadable }: Order
   const byCustomer = indexLeadingWith('customer_id');
   const byFulfillment = indexLeadingWith('fulfillment_status');
   const byPayment = indexLeadingWith('payment_status');
+  // Each kept: a list whose index was dropped from outside is answered without it meanwhile.
+  const keepers = new Map(
+    [byCustomer, byFulfillment, byPayment].map((name) => {
+      const index = INDEXES.orders.find((wanted) => wanted.name === name) as IndexDescription & {
+        name: string;
+      };
+      return [name, createIndexKeeper(orders, index, { onEvent: onIndexEvent })];
+    }),
+  );
 
   /** The index of the most selective member a list filters on, if any. */
   function narrowingIndex(criteria: OrderCriteria): string | undefined {
@@ -173,7 +188,11 @@ export function createOrderRepository(db: Db, { maxTimeMS, onUnreadable }: Order
       },
       { ...reads, signal, batchSize: limit, hint: PRIMARY_KEY },
     );
-    return recent.length === limit ? own(recent) : find(index);
+    if (recent.length === limit) return own(recent);
+    return keepers.get(index)!.readWith(
+      () => find(index),
+      () => find(PRIMARY_KEY),
+    );
   }
 
   /** The stored rows of a window: own-keyed and other writers' orders merged by ULID. */

@@ -1,4 +1,5 @@
 import type { Db, Document, Filter } from 'mongodb';
+import type { SearchPlan } from './product-search';
 import type { CallOptions, ReadLimits } from './deadline';
 import { fillWindow, readEach, readProduct, type UnreadableReport } from './document-reading';
 import type { ProductDoc } from './documents';
@@ -12,24 +13,11 @@ import {
   type KeyShape,
 } from './foreign-keys';
 import { productRecord } from './records';
-import {
-  createSearchPlanner,
-  SEARCH_GRAMS_INDEX,
-  searchClauses,
-  walkMayFill,
-  WALK_BUDGET,
-  WITHOUT_SEARCH_FIELDS,
-  type SearchPlan,
-} from './product-search';
+import { createProductPlanner, productFilter, type ProductCriteria } from './product-plans';
+import type { IndexEvent } from './index-keeper';
+import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
-import { ID_FIELD_INDEX, PRIMARY_KEY } from './mongo';
-
-export interface ProductCriteria {
-  /** Every word must occur, case-insensitively, in one of the searchable fields. */
-  words: readonly string[];
-  /** Matches category_name exactly, case-insensitively. */
-  category?: string;
-}
+import { ID_FIELD_INDEX } from './mongo';
 
 export interface KeysetWindow {
   afterId?: number;
@@ -70,30 +58,18 @@ export interface ProductPage {
 const ownKeyed = (row: Raw) => PRODUCT_KEYS.isOwnKey(row._id);
 const unfiltered = (criteria: ProductCriteria) =>
   criteria.words.length === 0 && criteria.category === undefined;
-export function categoryKey(category: string): string {
-  return category.toLowerCase();
-}
-
-const SCAN: SearchPlan = { kind: 'scan' };
-
-/**
- * User text is escaped, so it is matched literally and can never act as a pattern or operator.
- * The plan only adds the grams that let an index pick candidates (src/db/product-search.ts).
- */
-export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN): Filter<ProductDoc> {
-  const clauses = searchClauses(criteria.words, plan);
-  if (criteria.category !== undefined) clauses.unshift({ category_key: categoryKey(criteria.category) });
-  if (clauses.length === 0) return {};
-  if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
-  return { $and: clauses };
-}
 
 export interface ProductRepositoryOptions extends ReadLimits {
   /** Told of each stored product that cannot be served (it is left out). */
   onUnreadable?: UnreadableReport;
+  /** Told when the gram index is found missing, and when creating it again ends. */
+  onIndexEvent?: (event: IndexEvent) => void;
 }
 
-export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: ProductRepositoryOptions = {}) {
+export function createProductRepository(
+  db: Db,
+  { maxTimeMS, onUnreadable, onIndexEvent }: ProductRepositoryOptions = {},
+) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
@@ -102,16 +78,7 @@ export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: Pro
   const foreignKeys = foreignKeyProbe(stored, PRODUCT_KEYS, reads);
   const read = (rows: Raw[]) => readEach('products', rows, readProduct, onUnreadable);
 
-  const planSearch = createSearchPlanner(products, reads);
-  /**
-   * Every page names its index: the gram index for a search read through the grams (PostgreSQL
-   * estimates `$all` far too high and would walk the primary key testing every row), the primary
-   * key otherwise.
-   */
-  const hintFor = (plan: SearchPlan) => (plan.kind === 'grams' ? SEARCH_GRAMS_INDEX.name : PRIMARY_KEY);
-  function plan(criteria: ProductCriteria): Promise<SearchPlan> {
-    return criteria.words.length > 0 ? planSearch(criteria.words) : Promise.resolve(SCAN);
-  }
+  const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent });
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
@@ -157,8 +124,17 @@ export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: Pro
    * The own-keyed rows (`_id` = id) of a page at offset `skip`, walking the primary key in id
    * order. Other writers' keys sort after every number, so they can only follow the own rows.
    */
-  async function ownPage(criteria: ProductCriteria, skip: number, limit: number, signal?: AbortSignal) {
-    const searchPlan = await plan(criteria);
+  function ownPage(criteria: ProductCriteria, skip: number, limit: number, signal?: AbortSignal) {
+    return planned(criteria, (searchPlan) => ownPageBy(searchPlan, criteria, skip, limit, signal));
+  }
+
+  async function ownPageBy(
+    searchPlan: SearchPlan,
+    criteria: ProductCriteria,
+    skip: number,
+    limit: number,
+    signal?: AbortSignal,
+  ) {
     if (walkMayFill(searchPlan, skip + limit)) {
       const walked = await walk(criteria, undefined, 1, skip, limit, signal);
       if (walked) return walked.filter(ownKeyed);
@@ -290,29 +266,30 @@ export function createProductRepository(db: Db, { maxTimeMS, onUnreadable }: Pro
     if (bracketed && window.descending) idRange.$lt ??= Infinity;
     if (bracketed && !window.descending) idRange.$gt ??= -Infinity;
     const bounded = Object.keys(idRange).length > 0;
-    const searchPlan = await plan(criteria);
-    if (walkMayFill(searchPlan, limit)) {
-      const walked = await walk(
-        criteria,
-        bounded ? idRange : undefined,
-        window.descending ? -1 : 1,
-        0,
-        limit,
-        signal,
-      );
-      if (walked) return walked.filter(ownKeyed).slice(0, window.limit);
-    }
-    const base = raw(productFilter(criteria, searchPlan));
-    const filter: Filter<Document> = bounded ? { $and: [base, onKeys(idRange)] } : base;
-    // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
-    // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
-    const rows = await stored
-      .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
-      .sort({ _id: window.descending ? -1 : 1 })
-      .limit(limit)
-      .batchSize(limit)
-      .toArray();
-    return rows.filter(ownKeyed).slice(0, window.limit);
+    return planned(criteria, async (searchPlan) => {
+      if (walkMayFill(searchPlan, limit)) {
+        const walked = await walk(
+          criteria,
+          bounded ? idRange : undefined,
+          window.descending ? -1 : 1,
+          0,
+          limit,
+          signal,
+        );
+        if (walked) return walked.filter(ownKeyed).slice(0, window.limit);
+      }
+      const base = raw(productFilter(criteria, searchPlan));
+      const filter: Filter<Document> = bounded ? { $and: [base, onKeys(idRange)] } : base;
+      // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
+      // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
+      const rows = await stored
+        .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
+        .sort({ _id: window.descending ? -1 : 1 })
+        .limit(limit)
+        .batchSize(limit)
+        .toArray();
+      return rows.filter(ownKeyed).slice(0, window.limit);
+    });
   }
 
   return {

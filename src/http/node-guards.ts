@@ -34,13 +34,32 @@ export function invalidRequestReason(serverContext: unknown): string | undefined
  * (`GET http://host/path`, RFC 9112 §3.2.2) is taken as the origin-form it stands for.
  */
 const INVALID_HOST = 'The Host header is invalid.';
+const MISSING_HOST = 'The Host header is missing.';
 const INVALID_TARGET = 'The request target is invalid.';
+
+/** node:http keeps the first of repeated Host headers; the raw headers still list them all. */
+function hostCount(req: IncomingMessage): number {
+  let count = 0;
+  for (let index = 0; index < req.rawHeaders.length; index += 2)
+    if (req.rawHeaders[index]!.length === 4 && req.rawHeaders[index]!.toLowerCase() === 'host') count += 1;
+  return count;
+}
+
+/**
+ * RFC 9112 §3.2: an HTTP/1.1 request without Host, or with more than one, is a 400 (the server
+ * runs with node:http's own check off, whose 400 has no body).
+ */
+function hostProblem(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  if (host === undefined) return req.httpVersionMinor >= 1 ? MISSING_HOST : undefined;
+  if (!SANE_HOST.test(host) || hostCount(req) > 1) return INVALID_HOST;
+  return undefined;
+}
 
 function checkTarget(req: IncomingMessage): void {
   const host = req.headers.host;
-  let reason: string | undefined;
-  if (host !== undefined && !SANE_HOST.test(host)) reason = INVALID_HOST;
-  else {
+  let reason = hostProblem(req);
+  if (!reason) {
     const target = req.url ?? '/';
     const absolute = /^https?:\/\//i.test(target) ? URL.parse(target) : undefined;
     if (absolute) req.url = `${absolute.pathname}${absolute.search}`;
@@ -60,11 +79,27 @@ const CLIENT_ERROR_STATUS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request took too long to arrive.'],
 };
 
+/** node:http's own checks that answer without a body; the guards above make the same checks. */
+export const NODE_SERVER_OPTIONS = { requireHostHeader: false } as const;
+
+const EXPECTATION_FAILED = JSON.stringify({ message: 'The Expect header is not supported.' });
+
 /**
  * What node:http's parser refuses (a space in the target, a bad header line) gets our JSON
- * instead of a bare `400 Bad Request`, and is told to `onClientError`.
+ * instead of a bare `400 Bad Request`, and so does an `Expect` other than `100-continue` (a bare
+ * 417); each is told to `onClientError`.
  */
 export function answerClientErrors(server: Server, onClientError: (code: string) => void): void {
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    onClientError('EXPECTATION_FAILED');
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(EXPECTATION_FAILED),
+      'cache-control': 'no-store',
+      connection: 'close',
+    });
+    res.end(EXPECTATION_FAILED);
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const code = error.code ?? 'unknown';
     if (code === 'ECONNRESET' || !socket.writable) return void socket.destroy();

@@ -14,6 +14,8 @@ export interface Metrics {
   cacheLookups: Counter<'result'>;
   /** Stored documents left out of an answer because they cannot be read (src/db/document-reading.ts). */
   unreadableDocuments: Counter<'collection'>;
+  /** A hinted index found missing, and each attempt to create it again (src/db/index-keeper.ts). */
+  indexEvents: Counter<'index' | 'outcome'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
@@ -70,6 +72,12 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     name: 'documents_unreadable_total',
     help: 'Stored documents left out of an answer because a field is in no accepted shape (see the log).',
     labelNames: ['collection'] as const,
+    registers: [registry],
+  });
+  const indexEvents = new Counter({
+    name: 'mongodb_index_events_total',
+    help: 'Indexes that reads name found missing (outcome "missing"), then "restored" or "restore_failed".',
+    labelNames: ['index', 'outcome'] as const,
     registers: [registry],
   });
 
@@ -137,7 +145,7 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     },
   });
 
-  return { registry, httpDuration, cacheLookups, unreadableDocuments, observeQuery, plugin };
+  return { registry, httpDuration, cacheLookups, unreadableDocuments, indexEvents, observeQuery, plugin };
 }
 
 /**

@@ -1,10 +1,9 @@
 import type { z } from 'zod';
-import type { QueryValue } from './query';
 
 /** What a body builder may know of the request besides the operation's data. */
 export interface RequestFacts {
-  /** The request's query as PHP reads it (read once per request). */
-  query: Record<string, QueryValue>;
+  /** The validated query in its canonical form (src/rest/query.ts, canonicalQuery). */
+  query: URLSearchParams;
   /** The matched request path, without a trailing slash. */
   path: string;
   /** Absolute base of links: PUBLIC_BASE_URL or the request's origin. */

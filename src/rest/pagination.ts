@@ -27,11 +27,8 @@ export function pageEnvelope<T>(
   { items, ...numbers }: PageNumbers & { items: T[] },
   request: RequestFacts,
 ): PageEnvelope<T> {
-  // Like Laravel: one value per parameter (the last), blank ones dropped, in the request's order.
-  const kept = Object.entries(request.query).filter(
-    (entry): entry is [string, string] =>
-      KEPT_PARAMETERS.has(entry[0]) && typeof entry[1] === 'string' && entry[1].trim() !== '',
-  );
+  // The validated values (one per parameter, trimmed, blank ones dropped), in the schema's order.
+  const kept = [...request.query].filter(([name]) => KEPT_PARAMETERS.has(name));
   const pageUrl = (page: number): string => {
     const params = new URLSearchParams(kept);
     params.set('page', String(page));

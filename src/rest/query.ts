@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { MAX_TERM_LENGTH, normaliseText } from '../catalog/product-query';
+import {
+  isStorableText,
+  MAX_TERM_LENGTH,
+  normaliseText,
+  unstorableTextMessage,
+} from '../catalog/product-query';
 import type { FieldErrors } from '../errors';
 
 /**
@@ -73,7 +78,10 @@ export interface TextFieldOptions {
   description: string;
 }
 
-/** Laravel `string|max:200` (counted in characters, not UTF-16 units), `required` or `nullable`. */
+/**
+ * Laravel `string|max:200` (counted in characters, not UTF-16 units), `required` or `nullable`, and
+ * text the database can take (no NUL, no unpaired surrogate).
+ */
 export function textField(name: string, { required = false, description }: TextFieldOptions) {
   const label = attribute(name);
   const text = z
@@ -83,6 +91,7 @@ export function textField(name: string, { required = false, description }: TextF
           ? `The ${label} field is required.`
           : `The ${label} field must be a string.`,
     })
+    .refine(isStorableText, { error: unstorableTextMessage(name), abort: true })
     .refine((value) => [...value].length <= MAX_TERM_LENGTH, {
       error: `The ${label} field must not be greater than ${MAX_TERM_LENGTH} characters.`,
       abort: true,
@@ -93,6 +102,18 @@ export function textField(name: string, { required = false, description }: TextF
     required ? text.meta({ minLength: 1, pattern: '\\S' }) : text.optional(),
   );
   return field.meta({ param: { description } });
+}
+
+/**
+ * Validated values as a query string, in the schema's order (zod builds its output from the
+ * schema, not the request): one spelling for every way of writing one request (order, repeats,
+ * blanks, padding, unknown parameters), so it keys cached pages and builds their links.
+ */
+export function canonicalQuery(values: object): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(values))
+    if (typeof value === 'string' || typeof value === 'number') query.set(name, String(value));
+  return query;
 }
 
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };

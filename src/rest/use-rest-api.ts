@@ -5,7 +5,7 @@ import type { Endpoint } from './endpoint';
 import { matchEndpoint, REST_ENDPOINTS } from './endpoints';
 import { conditionalJsonResponse, etagOf } from '../http/etag';
 import { productTagsOf, type CachedBody, type PageCache } from './page-cache';
-import { parseQuery, readQuery } from './query';
+import { canonicalQuery, parseQuery, readQuery } from './query';
 import { errorCodeResponse, messageResponse, validationResponse } from './responses';
 import { jsonResponse, Response } from '../http/fetch-api';
 import { createSingleFlight } from '../single-flight';
@@ -99,12 +99,13 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
 
   /** One matched GET/HEAD: validate once, serve from the page cache or run, then build the body. */
   async function respond({ endpoint, params, path, url, request, run }: MatchedRequest): Promise<Response> {
-    const query = readQuery(url.searchParams);
-    const input = parseQuery(endpoint.query, query);
+    const input = parseQuery(endpoint.query, readQuery(url.searchParams));
     if (!input.ok) return validationResponse(input.errors);
+    const query = canonicalQuery(input.value as object);
     const cache = endpoint.cacheable ? pageCache : undefined;
     const baseUrl = publicBaseUrl ?? url.origin;
-    const cacheKey = `${baseUrl}${url.pathname}${url.search}`;
+    // What the body depends on, nothing the client can vary without changing the answer.
+    const cacheKey = `${baseUrl}${path}?${query}`;
     const cached = await cache?.get(cacheKey);
     if (cache) onCacheLookup(cached ? 'hit' : 'miss');
     const ifNoneMatch = request.headers.get('if-none-match');

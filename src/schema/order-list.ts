@@ -1,6 +1,11 @@
 import { resolveCursorConnection, type ResolveCursorConnectionArgs } from '@pothos/plugin-relay';
 import { canReadAllOrders, requireCustomer } from '../auth/order-access';
-import { DEFAULT_CONNECTION_SIZE, MAX_CONNECTION_SIZE, normaliseText } from '../catalog/product-query';
+import {
+  DEFAULT_CONNECTION_SIZE,
+  isStorableText,
+  MAX_CONNECTION_SIZE,
+  normaliseText,
+} from '../catalog/product-query';
 import type { AppContext } from '../context';
 import type { OrderDoc } from '../db/documents';
 import type { OrderCriteria } from '../db/order-repository';
@@ -70,7 +75,11 @@ function criteriaOf(filter: OrderFilterInput | null | undefined, errors: FieldEr
   }
   const customerId = normaliseText(filter.customerId);
   if (customerId !== undefined) {
-    if (customerId.length <= MAX_CUSTOMER_ID_LENGTH) criteria.customerId = customerId;
+    if (!isStorableText(customerId))
+      errors['filter.customerId'] = [
+        'The customerId filter must be text without NUL characters or unpaired surrogates.',
+      ];
+    else if (customerId.length <= MAX_CUSTOMER_ID_LENGTH) criteria.customerId = customerId;
     else
       errors['filter.customerId'] = [
         `The customerId filter must not be longer than ${MAX_CUSTOMER_ID_LENGTH} characters.`,

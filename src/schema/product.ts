@@ -1,6 +1,6 @@
 import { resolveCursorConnection, type ResolveCursorConnectionArgs } from '@pothos/plugin-relay';
 import type { ProductDoc, VariantDoc } from '../db/documents';
-import type { ProductCriteria } from '../db/product-repository';
+import type { ProductCriteria } from '../db/product-plans';
 import {
   DEFAULT_CONNECTION_SIZE,
   DEFAULT_PAGE,
@@ -10,7 +10,7 @@ import {
   MAX_PER_PAGE,
   checkBoundedInteger,
   checkRequired,
-  checkTextLength,
+  checkText,
   criteriaFor,
   normaliseText,
   pageNumbers,
@@ -195,8 +195,8 @@ builder.queryFields((t) => ({
         const search = normaliseText(args.search);
         const category = normaliseText(args.category);
         const errors: FieldErrors = {};
-        checkTextLength(errors, 'search', search);
-        checkTextLength(errors, 'category', category);
+        checkText(errors, 'search', search);
+        checkText(errors, 'category', category);
         throwIfInvalid(errors);
         return loadConnection(ctx, 'products', criteriaFor(search, category), args);
       },
@@ -214,7 +214,7 @@ builder.queryFields((t) => ({
         const term = normaliseText(args.term);
         const errors: FieldErrors = {};
         checkRequired(errors, 'term', term);
-        checkTextLength(errors, 'term', term);
+        checkText(errors, 'term', term);
         throwIfInvalid(errors);
         return loadConnection(ctx, 'searchProducts', criteriaFor(term, undefined), args);
       },
@@ -240,8 +240,8 @@ builder.queryFields((t) => ({
       if (!isRestExecution(ctx)) {
         const errors: FieldErrors = {};
         checkPageArgs(errors, args);
-        checkTextLength(errors, 'search', search);
-        checkTextLength(errors, 'category', category);
+        checkText(errors, 'search', search);
+        checkText(errors, 'category', category);
         throwIfInvalid(errors);
       }
       return loadPage(ctx, criteriaFor(search, category), args);
@@ -260,7 +260,7 @@ builder.queryFields((t) => ({
       if (!isRestExecution(ctx)) {
         const errors: FieldErrors = {};
         checkRequired(errors, 'term', term);
-        checkTextLength(errors, 'term', term);
+        checkText(errors, 'term', term);
         checkPageArgs(errors, args);
         throwIfInvalid(errors);
       }

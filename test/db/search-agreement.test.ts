@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import type { ProductDoc } from '../../src/db/documents';
-import { createProductRepository, productFilter } from '../../src/db/product-repository';
+import { productFilter } from '../../src/db/product-plans';
+import { createProductRepository } from '../../src/db/product-repository';
 import {
   createSearchPlanner,
   hasUnindexed,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { SEARCH_GRAMS_VERSION } from '../../src/db/search-grams';
 import type { ProductDoc } from '../../src/db/documents';
-import { productFilter } from '../../src/db/product-repository';
+import { productFilter } from '../../src/db/product-plans';
 import { countUnindexed, createSearchPlanner, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';
 import { backfillSearchGrams, searchableTextOf } from '../../src/db/search-backfill';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';

@@ -120,7 +120,7 @@ describe('data → body', () => {
     const body = getOrder.body(
       { order: { id: 1, fulfillment_status: 'PARTIALLY_FULFILLED', payment_status: 'PENDING' } },
       {
-        query: {},
+        query: new URLSearchParams(),
         path: '/api/v1/orders/x',
         baseUrl: 'http://x',
       },

@@ -263,7 +263,7 @@ describe('arithmetic at the edges', () => {
 });
 
 describe('links', () => {
-  it('keep search, category and per_page in request order, drop other parameters, put page last', async () => {
+  it('keep search, category and per_page in a fixed order, drop other parameters, put page last', async () => {
     const reply = await get('/api/v1/products', [
       ['page', '1'],
       ['foo', 'bar'],
@@ -272,7 +272,8 @@ describe('links', () => {
       ['per_page', '2'],
       ['category', 'Gift Cards'],
     ]);
-    const base = `${list}?search=gift&per_page=2&category=Gift+Cards`;
+    // One order whatever the request's, so every spelling of a request is one cached page.
+    const base = `${list}?search=gift&category=Gift+Cards&per_page=2`;
     expect(reply.body.links).toEqual({
       first: `${base}&page=1`,
       last: `${base}&page=3`,

@@ -138,4 +138,30 @@ describe('seed loading', () => {
     expect(firstGenerated?.items[0]?.id).toBe(lastFixtureItem + 1);
     expect(await ordersOf().countDocuments({ customer_id: 'cus_alice' })).toBeGreaterThan(0);
   });
+
+  it.each([true, false])(
+    'loadGenerated (withFixtures: %s) that fails part way leaves no index dropped',
+    async (withFixtures) => {
+      const load = loadGenerated(tdb.db, {
+        seed: 7,
+        products: 300,
+        orders: 0,
+        batchSize: 100,
+        withFixtures,
+        onProgress: () => {
+          // As a full disk (ENOSPC) would, after the indexes were dropped for the load.
+          throw new Error('no space left on device');
+        },
+      });
+      await expect(load).rejects.toThrow('no space left on device');
+      const names = async (collection: string) =>
+        (await tdb.db.collection(collection).listIndexes().toArray()).map((index) => index.name as string);
+      expect(await names('products')).toEqual(
+        expect.arrayContaining(INDEXES.products.map((index) => index.name as string)),
+      );
+      expect(await names('orders')).toEqual(
+        expect.arrayContaining(INDEXES.orders.map((index) => index.name as string)),
+      );
+    },
+  );
 });

@@ -1,0 +1,70 @@
+import type { Collection, Filter } from 'mongodb';
+import type { ReadLimits } from './deadline';
+import type { ProductDoc } from './documents';
+import { createIndexKeeper, type IndexEvent } from './index-keeper';
+import { PRIMARY_KEY } from './mongo';
+import { createSearchPlanner, SEARCH_GRAMS_INDEX, searchClauses, type SearchPlan } from './product-search';
+
+/** What a product read selects, and how: the criteria, their filter, the plan and its index. */
+
+export interface ProductCriteria {
+  /** Every word must occur, case-insensitively, in one of the searchable fields. */
+  words: readonly string[];
+  /** Matches category_name exactly, case-insensitively. */
+  category?: string;
+}
+
+export function categoryKey(category: string): string {
+  return category.toLowerCase();
+}
+
+export const SCAN: SearchPlan = { kind: 'scan' };
+
+/**
+ * User text is escaped, so it is matched literally and can never act as a pattern or operator.
+ * The plan only adds the grams that let an index pick candidates (src/db/product-search.ts).
+ */
+export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN): Filter<ProductDoc> {
+  const clauses = searchClauses(criteria.words, plan);
+  if (criteria.category !== undefined) clauses.unshift({ category_key: categoryKey(criteria.category) });
+  if (clauses.length === 0) return {};
+  if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
+  return { $and: clauses };
+}
+
+export interface ProductPlannerOptions extends ReadLimits {
+  /** Told when the gram index is found missing, and when creating it again ends. */
+  onIndexEvent?: (event: IndexEvent) => void;
+}
+
+export function createProductPlanner(
+  products: Collection<ProductDoc>,
+  { maxTimeMS, onIndexEvent }: ProductPlannerOptions,
+) {
+  const planSearch = createSearchPlanner(products, maxTimeMS ? { maxTimeMS } : {});
+  const gramIndex = createIndexKeeper(products, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
+  function plan(criteria: ProductCriteria): Promise<SearchPlan> {
+    return criteria.words.length > 0 && gramIndex.usable()
+      ? planSearch(criteria.words)
+      : Promise.resolve(SCAN);
+  }
+  return {
+    plan,
+    /**
+     * Every page names its index: the gram index for a search read through the grams (PostgreSQL
+     * estimates `$all` far too high and would walk the primary key testing every row), the
+     * primary key otherwise.
+     */
+    hintFor: (searchPlan: SearchPlan) =>
+      searchPlan.kind === 'grams' ? SEARCH_GRAMS_INDEX.name : PRIMARY_KEY,
+    /** A read by its plan; one that finds the gram index missing is read again as a scan. */
+    async planned<T>(criteria: ProductCriteria, read: (searchPlan: SearchPlan) => Promise<T>): Promise<T> {
+      const searchPlan = await plan(criteria);
+      if (searchPlan.kind !== 'grams') return read(searchPlan);
+      return gramIndex.readWith(
+        () => read(searchPlan),
+        () => read(SCAN),
+      );
+    },
+  };
+}
