@@ -1,6 +1,7 @@
-import { AbstractCursor, MongoServerError } from 'mongodb';
+import { MongoServerError } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { capturedLog } from '../support/captured-log';
+import { failEveryRead } from '../support/failing-reads';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -17,10 +18,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 afterEach(() => vi.restoreAllMocks());
-
-function failEveryRead(error: () => Error): void {
-  vi.spyOn(AbstractCursor.prototype, 'toArray').mockImplementation(() => Promise.reject(error()));
-}
 
 /** What a server-side deadline (maxTimeMS) looks like from the driver. */
 const maxTimeExpired = () =>

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProductDoc } from '../../src/db/documents';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
+import { failEveryRead, unexpectedServerError } from '../support/failing-reads';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import {
   ALICE,
@@ -208,6 +209,7 @@ describe('500 Server Error. on an unexpected failure', () => {
     } as unknown as ProductDoc);
   });
   afterAll(() => broken.stop());
+  afterEach(() => vi.restoreAllMocks());
 
   const FORBIDDEN_TEXT = [/stack/i, /null/i, /variant/i, /mongo/i, /ferret/i, /graphql/i, /\bat\s/, /\.ts\b/];
 
@@ -218,6 +220,7 @@ describe('500 Server Error. on an unexpected failure', () => {
     '/api/v1/products/search?term=Broken',
   ]) {
     it(`GET ${path} → exactly {"message":"Server Error."} with no internals`, async () => {
+      failEveryRead(unexpectedServerError);
       const reply = await call(broken, path);
       expectJson(reply, 500, { message: 'Server Error.' });
       for (const pattern of FORBIDDEN_TEXT) expect(reply.text).not.toMatch(pattern);
@@ -226,15 +229,23 @@ describe('500 Server Error. on an unexpected failure', () => {
   }
 
   it('HEAD of a failing list is 500 without a body', async () => {
+    failEveryRead(unexpectedServerError);
     const response = await broken.request('/api/v1/products?per_page=100', { method: 'HEAD' });
     expect(response.status).toBe(500);
     expect(await response.text()).toBe('');
   });
 
-  it('fails only the pages that hold the broken document', async () => {
-    const reply = await call(broken, '/api/v1/products');
-    expect(reply.status).toBe(200);
-    expect(ids(reply)).toEqual(range(1, 15));
-    expect(reply.body.meta.total).toBe(21);
+  it('leaves a document it cannot read out of its page instead of failing the page (issue 26)', async () => {
+    const search = await call(broken, '/api/v1/products?search=Broken');
+    expect(search.status).toBe(200);
+    expect(ids(search)).toEqual([]);
+    const first = await call(broken, '/api/v1/products');
+    expect(first.status).toBe(200);
+    expect(ids(first)).toEqual(range(1, 15));
+    const second = await call(broken, '/api/v1/products?page=2');
+    expect(second.status).toBe(200);
+    expect(ids(second)).toEqual(range(16, 20));
+    // The total counts what is stored; the page keeps its slot for the unreadable one.
+    expect(second.body.meta.total).toBe(21);
   });
 });
