@@ -3,7 +3,9 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { GraphQLError, Kind, type DocumentNode } from 'graphql';
 import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Document } from 'mongodb';
 import type { ViewerResolver } from './auth/tokens';
+import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
@@ -33,7 +35,7 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics, registerUnindexedGauge } from './observability/metrics';
+import { createMetrics, registerFeedLagGauge, registerUnindexedGauge } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -53,6 +55,8 @@ export interface AppDependencies {
   isDraining?: () => boolean;
   /** The fleet's shared store (REDIS_URL); absent: every cache and limit is per process. */
   redis?: SharedRedis;
+  /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
+  productFeed?: ChangeFeed<Document>;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -96,8 +100,10 @@ export function createApp(deps: AppDependencies): App {
     ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
     : undefined;
   const errorLog = createErrorLog(logger);
-  if (metrics)
+  if (metrics) {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
+    if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
+  }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>
@@ -120,7 +126,10 @@ export function createApp(deps: AppDependencies): App {
   const contextDeps = {
     products: guardRepository(
       'products',
-      createProductRepository(database.db, { maxTimeMS: timeoutMs }),
+      createProductRepository(database.db, {
+        maxTimeMS: timeoutMs,
+        pendingSince: deps.productFeed && (() => deps.productFeed?.handledBefore()),
+      }),
       guard,
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),
