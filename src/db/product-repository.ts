@@ -14,6 +14,7 @@ import {
 } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
 import { PRIMARY_KEY, UPDATED_AT_INDEX } from './mongo';
+import type { TotalCache } from './total-cache';
 import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } from './search-pending';
 
 export interface ProductCriteria {
@@ -49,6 +50,8 @@ function withoutIds(rows: readonly Keyed[]): ProductDoc[] {
 export interface ProductRepositoryOptions extends ReadLimits {
   /** The products change feed's position (src/db/change-feed.ts): products written since may have stale grams. */
   pendingSince?: () => Date | undefined;
+  /** Totals kept until the feed reports a change (src/db/total-cache.ts); absent, every count is run. */
+  totals?: TotalCache;
 }
 /** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
 const ID_ORDER = { _id: 1 } as const;
@@ -85,7 +88,10 @@ function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]):
   return { $and: clauses };
 }
 
-export function createProductRepository(db: Db, { maxTimeMS, pendingSince }: ProductRepositoryOptions = {}) {
+export function createProductRepository(
+  db: Db,
+  { maxTimeMS, pendingSince, totals }: ProductRepositoryOptions = {},
+) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
@@ -245,8 +251,14 @@ export function createProductRepository(db: Db, { maxTimeMS, pendingSince }: Pro
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
-      const filter = withCategory(criteria, countClauses(criteria.words, await plan(criteria)));
-      return products.countDocuments(filter, { ...reads, signal });
+      const counted = async (abort?: AbortSignal) => {
+        const filter = withCategory(criteria, countClauses(criteria.words, await plan(criteria)));
+        return products.countDocuments(filter, { ...reads, signal: abort });
+      };
+      if (!totals) return counted(signal);
+      // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
+      const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+      return totals.get(key, () => counted());
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */
