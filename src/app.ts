@@ -134,9 +134,8 @@ export function createApp(deps: AppDependencies): App {
       'products',
       createProductRepository(database.db, {
         maxTimeMS: timeoutMs,
-        pendingSince: deps.productFeed && (() => deps.productFeed?.handledBefore()),
-        // Without a feed nothing says when a total changed: each request counts.
-        totals: deps.productFeed && totals,
+        feed: deps.productFeed,
+        totals,
       }),
       guard,
     ),
