@@ -8,7 +8,7 @@ import type { Config } from './config';
 import type { Db, Document } from 'mongodb';
 import type { EmbeddedDatabase } from './db/embedded';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
-import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/product-search';
+import { countUnindexed, SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from './db/product-search';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests } from './http/node-guards';
@@ -113,6 +113,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       ...config.changeFeed,
       maxTimeMS: config.mongo.timeoutMs,
       exclude: ['search_grams'],
+      ownFields: Object.keys(WITHOUT_SEARCH_FIELDS),
       onError: (error) =>
         logger.warn(
           { err: { message: error instanceof Error ? error.message : String(error) } },

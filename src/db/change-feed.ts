@@ -61,6 +61,11 @@ export interface ChangeFeedOptions extends PollSettings {
   maxTimeMS?: number;
   /** Fields left out of every document handed to listeners (e.g. the search grams). */
   exclude?: readonly string[];
+  /**
+   * Fields only the gateway writes (the grams and their hash): an update of these alone is not a
+   * change. Polling never sees one (the gateway leaves `updated_at` alone); a change stream would.
+   */
+  ownFields?: readonly string[];
   /** The first failure of a run of them (reading, or a listener); the feed retries from its position. */
   onError?: (error: unknown) => void;
 }
@@ -87,6 +92,7 @@ export async function openChangeFeed<Doc extends Document>(
   const follower = (await hasChangeStreams(db))
     ? await streamChanges<Doc>(db.collection<Doc>(collection), {
         projection,
+        ownFields: options.ownFields ?? [],
         watermarks,
         deliver,
         onError,

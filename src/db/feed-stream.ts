@@ -10,13 +10,14 @@ import type { WatermarkStore } from './feed-watermarks';
 
 /**
  * Following a collection by its change stream (replica sets, sharded clusters), one change per
- * batch, resumed from the saved token after a restart. Updates that touched only excluded fields
+ * batch, resumed from the saved token after a restart. Updates that touched only `ownFields`
  * (the gateway's own search grams) are not handed on, so deriving them does not feed back.
  */
 
 interface StreamOptions<Doc> {
   maxTimeMS?: number;
   projection: Document;
+  ownFields: readonly string[];
   watermarks: WatermarkStore;
   deliver: (batch: FeedBatch<Doc>) => Promise<void>;
   onError: (error: unknown) => void;
@@ -32,7 +33,7 @@ const HISTORY_LOST = 286;
 
 export async function streamChanges<Doc extends Document>(
   collection: Collection<Doc>,
-  { projection, watermarks, deliver, onError, maxTimeMS }: StreamOptions<Doc>,
+  { projection, ownFields, watermarks, deliver, onError, maxTimeMS }: StreamOptions<Doc>,
 ): Promise<Follower> {
   const excluded = Object.keys(projection);
   let resumeAfter = (await watermarks.load())?.resume_token;
@@ -44,17 +45,17 @@ export async function streamChanges<Doc extends Document>(
   let savedAt = 0;
   let lastEventAt = Date.now();
 
-  const onlyExcluded = (change: ChangeStreamDocument<Doc>) =>
+  const onlyOwnFields = (change: ChangeStreamDocument<Doc>) =>
     change.operationType === 'update' &&
     (change.updateDescription.removedFields ?? []).length === 0 &&
     Object.keys(change.updateDescription.updatedFields ?? {}).every((field) =>
-      excluded.some((name) => field === name || field.startsWith(`${name}.`)),
+      ownFields.some((name) => field === name || field.startsWith(`${name}.`)),
     );
 
   async function handle(change: ChangeStreamDocument<Doc>): Promise<void> {
     busySince = Date.now();
     lastEventAt = busySince;
-    if (!onlyExcluded(change)) {
+    if (!onlyOwnFields(change)) {
       const key = 'documentKey' in change ? change.documentKey._id : undefined;
       if (change.operationType === 'delete') await deliver({ changes: [{ _id: key, document: null }] });
       else if ('fullDocument' in change)
@@ -72,19 +73,18 @@ export async function streamChanges<Doc extends Document>(
   }
 
   async function follow(): Promise<void> {
-    stream = collection.watch(
-      [{ $project: Object.fromEntries(excluded.map((f) => [`fullDocument.${f}`, 0])) }],
-      {
-        fullDocument: 'updateLookup',
-        ...(resumeAfter ? { resumeAfter } : {}),
-      },
-    );
+    const leftOut = excluded.map((field) => [`fullDocument.${field}`, 0]);
+    stream = collection.watch(leftOut.length > 0 ? [{ $project: Object.fromEntries(leftOut) }] : [], {
+      fullDocument: 'updateLookup',
+      ...(resumeAfter ? { resumeAfter } : {}),
+    });
     brokenSince = undefined;
     try {
       for await (const change of stream) await handle(change);
     } catch (error) {
       if (closed) return;
-      brokenSince ??= Date.now();
+      brokenSince ??= busySince ?? Date.now();
+      busySince = undefined;
       if (error instanceof MongoServerError && Number(error.code) === HISTORY_LOST) {
         // Changes were missed: everything derived is dropped and the stream starts from now.
         resumeAfter = undefined;
