@@ -3,7 +3,9 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { GraphQLError, Kind, type DocumentNode } from 'graphql';
 import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Document } from 'mongodb';
 import type { ViewerResolver } from './auth/tokens';
+import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
@@ -14,6 +16,7 @@ import type { IndexEvent } from './db/index-keeper';
 import { createUnreadableReport } from './observability/unreadable-log';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
+import { createTotalCache } from './db/total-cache';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
@@ -37,7 +40,7 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics, registerUnindexedGauge } from './observability/metrics';
+import { createMetrics, registerFeedLagGauge, registerUnindexedGauge } from './observability/metrics';
 import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
@@ -46,6 +49,7 @@ import type { SharedRedis } from './store/redis';
 import {
   createProcessResponseStore,
   createRedisResponseStore,
+  purgeOnChange,
   type ResponseStore,
 } from './store/response-store';
 
@@ -60,6 +64,8 @@ export interface AppDependencies {
   redis?: SharedRedis;
   /** The database in words, for the start page; the process entry knows which it opened. */
   databaseDescription?: string;
+  /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
+  productFeed?: ChangeFeed<Document>;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -109,14 +115,19 @@ export function createApp(deps: AppDependencies): App {
     : undefined;
   const errorLog = createErrorLog(logger);
   const routeLabel = createRouteLabel((pathname) => matchEndpoint(pathname)?.endpoint.path);
-  if (metrics)
+  if (metrics) {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
+    if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
+  }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
-  const responseStore = (): ResponseStore =>
-    redis
-      ? createRedisResponseStore(redis, config.responseCacheBudget)
-      : createProcessResponseStore(config.responseCacheBudget);
+  const sharedStore = redis && createRedisResponseStore(redis, config.responseCacheBudget);
+  const stores = new Set<ResponseStore>();
+  const responseStore = (): ResponseStore => {
+    const store = sharedStore ?? createProcessResponseStore(config.responseCacheBudget);
+    stores.add(store);
+    return store;
+  };
   const cacheOn = config.responseCacheTtlMs > 0;
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
@@ -145,8 +156,13 @@ export function createApp(deps: AppDependencies): App {
       );
   };
   const reading = { maxTimeMS: timeoutMs, onUnreadable, onIndexEvent };
+  const totals = createTotalCache();
   const contextDeps = {
-    products: guardRepository('products', createProductRepository(database.db, reading), guard),
+    products: guardRepository(
+      'products',
+      createProductRepository(database.db, { ...reading, feed: deps.productFeed, totals }),
+      guard,
+    ),
     orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),
     resolveViewer,
     storeLocale: config.storeLocale,
@@ -171,7 +187,7 @@ export function createApp(deps: AppDependencies): App {
     );
   }
 
-  return createYoga<Record<string, unknown>, AppContext>({
+  const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
@@ -304,6 +320,14 @@ export function createApp(deps: AppDependencies): App {
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
+  const { productFeed } = deps;
+  if (productFeed) {
+    // Every instance follows the feed and purges its own caches (and the shared one: idempotent).
+    // The second purge waits out requests that read before the change (one database deadline).
+    purgeOnChange((listener) => productFeed.subscribe(listener), [...stores], timeoutMs + 1_000);
+    productFeed.subscribe(totals.invalidate);
+  }
+  return yoga;
 }
 
 /** As useMetricsAccess serves /metrics: behind its token, open outside production, else not at all. */

@@ -3,7 +3,14 @@ import type { ReadLimits } from './deadline';
 import type { ProductDoc } from './documents';
 import { createIndexKeeper, type IndexEvent } from './index-keeper';
 import { PRIMARY_KEY } from './mongo';
-import { createSearchPlanner, SEARCH_GRAMS_INDEX, searchClauses, type SearchPlan } from './product-search';
+import type { ChangeFeed } from './change-feed';
+import {
+  countClauses,
+  createSearchPlanner,
+  SEARCH_GRAMS_INDEX,
+  searchClauses,
+  type SearchPlan,
+} from './product-search';
 
 /** What a product read selects, and how: the criteria, their filter, the plan and its index. */
 
@@ -25,7 +32,15 @@ export const SCAN: SearchPlan = { kind: 'scan' };
  * The plan only adds the grams that let an index pick candidates (src/db/product-search.ts).
  */
 export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN): Filter<ProductDoc> {
-  const clauses = searchClauses(criteria.words, plan);
+  return withCategory(criteria, searchClauses(criteria.words, plan));
+}
+
+/** What a total counts: while products are pending, the grams or a recent write (src/db/product-search.ts). */
+export function countFilter(criteria: ProductCriteria, plan: SearchPlan): Filter<ProductDoc> {
+  return withCategory(criteria, countClauses(criteria.words, plan));
+}
+
+function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]): Filter<ProductDoc> {
   if (criteria.category !== undefined) clauses.unshift({ category_key: categoryKey(criteria.category) });
   if (clauses.length === 0) return {};
   if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
@@ -35,13 +50,19 @@ export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN
 export interface ProductPlannerOptions extends ReadLimits {
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
+  /** Products written since the feed's position may carry stale grams: plans say since when. */
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore'>;
 }
 
 export function createProductPlanner(
   products: Collection<ProductDoc>,
-  { maxTimeMS, onIndexEvent }: ProductPlannerOptions,
+  { maxTimeMS, onIndexEvent, feed }: ProductPlannerOptions,
 ) {
-  const planSearch = createSearchPlanner(products, maxTimeMS ? { maxTimeMS } : {});
+  const planSearch = createSearchPlanner(
+    products,
+    maxTimeMS ? { maxTimeMS } : {},
+    feed && (() => feed.handledBefore()),
+  );
   const gramIndex = createIndexKeeper(products, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
   function plan(criteria: ProductCriteria): Promise<SearchPlan> {
     return criteria.words.length > 0 && gramIndex.usable()

@@ -13,7 +13,10 @@ import {
   type KeyShape,
 } from './foreign-keys';
 import { productRecord } from './records';
-import { createProductPlanner, productFilter, type ProductCriteria } from './product-plans';
+import { countFilter, createProductPlanner, productFilter, type ProductCriteria } from './product-plans';
+import { createPendingReads } from './product-pending-reads';
+import type { ChangeFeed } from './change-feed';
+import type { TotalCache } from './total-cache';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
@@ -29,8 +32,6 @@ export interface KeysetWindow {
 
 /** `_id` stays: a numeric one must be the id (src/db/document-reading.ts). */
 const PROJECTION = WITHOUT_SEARCH_FIELDS;
-/** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
-const ID_ORDER = { _id: 1 } as const;
 
 const PRODUCT_KEYS: KeyShape<number> = {
   field: 'id',
@@ -64,11 +65,15 @@ export interface ProductRepositoryOptions extends ReadLimits {
   onUnreadable?: UnreadableReport;
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
+  /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
+  /** Totals kept until the feed reports a change (src/db/total-cache.ts); absent, every count is run. */
+  totals?: TotalCache;
 }
 
 export function createProductRepository(
   db: Db,
-  { maxTimeMS, onUnreadable, onIndexEvent }: ProductRepositoryOptions = {},
+  { maxTimeMS, onUnreadable, onIndexEvent, feed, totals }: ProductRepositoryOptions = {},
 ) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
@@ -78,7 +83,8 @@ export function createProductRepository(
   const foreignKeys = foreignKeyProbe(stored, PRODUCT_KEYS, reads);
   const read = (rows: Raw[]) => readEach('products', rows, readProduct, onUnreadable);
 
-  const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent });
+  const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
+  const pendingReads = createPendingReads({ stored, reads, hintFor });
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
@@ -139,24 +145,7 @@ export function createProductRepository(
       const walked = await walk(criteria, undefined, 1, skip, limit, signal);
       if (walked) return walked.filter(ownKeyed);
     }
-    // An aggregation, not find: find evaluates its projection on every row it skips (a deep
-    // page decoded each skipped document); here the skip happens before the projection.
-    // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
-    // planner may read a whole category (or, on a fresh table, everything) and sort it.
-    const skipped = skip > 0 ? [{ $skip: skip }] : [];
-    const rows = await stored
-      .aggregate<Raw>(
-        [
-          { $match: raw(productFilter(criteria, searchPlan)) },
-          { $sort: ID_ORDER },
-          ...skipped,
-          { $limit: limit },
-          { $project: PROJECTION },
-        ],
-        { ...reads, signal, hint: hintFor(searchPlan) },
-      )
-      .toArray();
-    return rows.filter(ownKeyed);
+    return (await pendingReads.page(criteria, searchPlan, skip, limit, signal)).filter(ownKeyed);
   }
 
   /** Products sorted by their `id` field: for a collection most of which other writers keyed. */
@@ -278,16 +267,7 @@ export function createProductRepository(
         );
         if (walked) return walked.filter(ownKeyed).slice(0, window.limit);
       }
-      const base = raw(productFilter(criteria, searchPlan));
-      const filter: Filter<Document> = bounded ? { $and: [base, onKeys(idRange)] } : base;
-      // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
-      // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
-      const rows = await stored
-        .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
-        .sort({ _id: window.descending ? -1 : 1 })
-        .limit(limit)
-        .batchSize(limit)
-        .toArray();
+      const rows = await pendingReads.window(criteria, searchPlan, idRange, window.descending, limit, signal);
       return rows.filter(ownKeyed).slice(0, window.limit);
     });
   }
@@ -295,7 +275,13 @@ export function createProductRepository(
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
-      return products.countDocuments(productFilter(criteria, await plan(criteria)), { ...reads, signal });
+      const counted = async (abort?: AbortSignal) =>
+        products.countDocuments(countFilter(criteria, await plan(criteria)), { ...reads, signal: abort });
+      // A kept total is exact while the feed has handed on every write; else this one counts.
+      if (!totals || !feed || (await feed.hasUnhandled())) return counted(signal);
+      // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
+      const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+      return totals.get(key, () => counted());
     },
 
     /**

@@ -156,8 +156,8 @@ describe('OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (the SDK default)', () => {
         headers: { traceparent: header },
       });
       expect(response.status).toBe(200);
-      // The server span (the one whose parent is the caller's) ends last: on a busy machine the
-      // batch processor may export its children in an earlier batch, so look for the batch with it.
+      // The export with the server span (its parent is the caller's): the request's database spans
+      // and the change feed's own may travel in other batches.
       const carrying = () =>
         protobufReceiver.exports.filter(
           (received) =>

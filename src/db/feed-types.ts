@@ -1,0 +1,31 @@
+/** What a change feed hands on (src/db/change-feed.ts), shared by the ways of following one. */
+
+/** The `comment` on every command a feed (and what follows it in the background) sends: in the server's logs and profiles, and filtered out where tests count a request's commands. */
+export const FEED_COMMENT = 'change feed';
+
+export interface FeedChange<Doc> {
+  /** The document's `_id`, of whatever type its writer chose. */
+  _id: unknown;
+  /** The document now (with the feed's projection); null when it was deleted. */
+  document: Doc | null;
+}
+
+export interface FeedBatch<Doc> {
+  changes: FeedChange<Doc>[];
+  /**
+   * Documents may have been deleted (or written) without being seen one by one: everything
+   * derived from the collection as a whole (totals, cached lists) is to be dropped.
+   */
+  unseenChanges?: boolean;
+}
+
+export type FeedListener<Doc> = (batch: FeedBatch<Doc>) => Promise<void> | void;
+
+/** What a way of following changes gives the feed. */
+export interface Follower {
+  mode: 'stream' | 'poll';
+  handledBefore(): Date | undefined;
+  hasUnhandled(): Promise<boolean>;
+  lagSeconds(): number;
+  close(): Promise<void>;
+}
