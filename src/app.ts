@@ -7,6 +7,7 @@ import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
+import type { LiveOrders } from './db/live-orders';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -55,6 +56,8 @@ export interface AppDependencies {
   isDraining?: () => boolean;
   /** The fleet's shared store (REDIS_URL); absent: every cache and limit is per process. */
   redis?: SharedRedis;
+  /** The live orders hub (src/db/live-orders.ts); absent: subscriptions answer SERVICE_UNAVAILABLE. */
+  liveOrders?: LiveOrders;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -131,6 +134,7 @@ export function createApp(deps: AppDependencies): App {
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),
     resolveViewer,
+    liveOrders: deps.liveOrders,
     storeLocale: config.storeLocale,
   };
 

@@ -121,6 +121,9 @@ const envSchema = z.object({
   CACHE_MAX_AGE_S: wholeNumber(0, 86_400).default(10),
   CACHE_STALE_WHILE_REVALIDATE_S: wholeNumber(0, 86_400).default(30),
   COMPRESSION_MIN_BYTES: wholeNumber(0, 104_857_600).default(1_024),
+  LIVE_SUBSCRIPTIONS_PER_CUSTOMER: wholeNumber(1, 10_000).default(10),
+  LIVE_SUBSCRIPTIONS_PER_INSTANCE: wholeNumber(0, 1_000_000).default(10_000),
+  LIVE_QUEUED_ORDERS: wholeNumber(1, 100_000).default(100),
   // Read here only to decide whether tracing is on; the OpenTelemetry SDK reads the OTEL_* itself.
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
@@ -195,6 +198,11 @@ export interface Config {
   tracing: boolean;
   rateLimit: RateLimitConfig;
   persistedOperations: PersistedOperationsConfig;
+  /**
+   * Bounds of the live order subscriptions (src/db/live-orders.ts): open per customer and per
+   * instance (0 turns subscriptions off), and changed orders one slow reader may have waiting.
+   */
+  liveOrders: { perCustomer: number; perInstance: number; queuedOrders: number };
 }
 
 export interface RateLimitConfig {
@@ -372,6 +380,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
         : undefined,
     }),
     compressionMinBytes: values.COMPRESSION_MIN_BYTES,
+    liveOrders: Object.freeze({
+      perCustomer: values.LIVE_SUBSCRIPTIONS_PER_CUSTOMER,
+      perInstance: values.LIVE_SUBSCRIPTIONS_PER_INSTANCE,
+      queuedOrders: values.LIVE_QUEUED_ORDERS,
+    }),
     tracing:
       values.OTEL_SDK_DISABLED !== 'true' &&
       (values.OTEL_EXPORTER_OTLP_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined,

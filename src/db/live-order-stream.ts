@@ -1,0 +1,111 @@
+import type { GraphQLError } from 'graphql';
+import { subscriberTooSlow } from '../errors';
+import type { OrderDoc } from './documents';
+
+/** What a live subscription yields: an order's new state, or (last) why the stream ends. */
+export type LiveOrderEvent = { order: OrderDoc } | { ended: GraphQLError };
+
+export interface LiveOrderStream extends AsyncIterableIterator<LiveOrderEvent> {
+  /** Queues an order's state; `print` is its fingerprint (see fingerprintOf in live-orders.ts). */
+  offer(order: OrderDoc, print: string): void;
+  /** Ends the stream: what is queued is dropped, `error` is the last event. */
+  end(error: GraphQLError): void;
+}
+
+/** Fingerprints remembered per stream; a forgotten one at worst repeats an unchanged order once. */
+const SENT_MEMORY = 1_000;
+
+/** A queued state older than this one (by `updated_at`, when both are dates). */
+function isOlder(order: OrderDoc, than: OrderDoc | undefined): boolean {
+  const [a, b] = [order.updated_at, than?.updated_at];
+  return a instanceof Date && b instanceof Date && a.getTime() < b.getTime();
+}
+
+/**
+ * One subscriber's events, pulled by its reader (Yoga's SSE writer asks for the next one only
+ * when the socket takes more). Queued states are coalesced by order: a later state replaces an
+ * earlier one not yet read, so a slow reader holds at most `maxQueued` orders, never a history;
+ * past that the stream ends with SUBSCRIBER_TOO_SLOW. An order whose fingerprint is the one last
+ * sent to this reader is not sent again. `onFinish` runs once, however the stream ends (read to
+ * its end, or `return()` when the client goes away).
+ */
+export function createLiveOrderStream(maxQueued: number, onFinish: () => void): LiveOrderStream {
+  const queue = new Map<string, { order: OrderDoc; print: string }>();
+  const sent = new Map<string, string>();
+  let ending: GraphQLError | undefined;
+  let finished = false;
+  let waiting: ((result: IteratorResult<LiveOrderEvent>) => void) | undefined;
+
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    queue.clear();
+    onFinish();
+  };
+
+  const remember = (ulid: string, print: string) => {
+    sent.delete(ulid);
+    sent.set(ulid, print);
+    if (sent.size > SENT_MEMORY) sent.delete(sent.keys().next().value as string);
+  };
+
+  /** The next result, if there is one now. */
+  const take = (): IteratorResult<LiveOrderEvent> | undefined => {
+    if (finished) return { done: true, value: undefined };
+    for (const [ulid, { order, print }] of queue) {
+      queue.delete(ulid);
+      if (sent.get(ulid) === print) continue;
+      remember(ulid, print);
+      return { done: false, value: { order } };
+    }
+    if (ending) {
+      const ended = ending;
+      finish();
+      return { done: false, value: { ended } };
+    }
+    return undefined;
+  };
+
+  const wake = () => {
+    if (!waiting) return;
+    const result = take();
+    if (!result) return;
+    const resolve = waiting;
+    waiting = undefined;
+    resolve(result);
+  };
+
+  const stream: LiveOrderStream = {
+    offer(order, print) {
+      if (finished || ending) return;
+      const queued = queue.get(order.ulid);
+      if (!queued && sent.get(order.ulid) === print) return;
+      if (isOlder(order, queued?.order)) return;
+      queue.set(order.ulid, { order, print });
+      if (queue.size > maxQueued) stream.end(subscriberTooSlow(maxQueued));
+      else wake();
+    },
+    end(error) {
+      if (finished || ending) return;
+      ending = error;
+      queue.clear();
+      wake();
+    },
+    next() {
+      const result = take();
+      if (result) return Promise.resolve(result);
+      return new Promise((resolve) => (waiting = resolve));
+    },
+    return() {
+      finish();
+      const done: IteratorResult<LiveOrderEvent> = { done: true, value: undefined };
+      waiting?.(done);
+      waiting = undefined;
+      return Promise.resolve(done);
+    },
+    [Symbol.asyncIterator]() {
+      return stream;
+    },
+  };
+  return stream;
+}
