@@ -1,7 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { GraphQLError, Kind, type DocumentNode } from 'graphql';
+import { GraphQLError, Kind, OperationTypeNode, type DocumentNode } from 'graphql';
 import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { ViewerResolver } from './auth/tokens';
 import type { Config } from './config';
@@ -257,7 +257,9 @@ export function createApp(deps: AppDependencies): App {
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
-      useGraphQlJit({}, { enableIf: ({ document }) => operationCount(document) === 1 }),
+      // Subscriptions too: graphql-jit's subscribe gave the field's `subscribe` no arguments (a
+      // filtered live list sent every order), and a live stream's one plan is no hot path.
+      useGraphQlJit({}, { enableIf: ({ document }) => isSingleQuery(document) }),
       ...(cacheOn
         ? graphqlResponseCachePlugins({
             ttlMs: config.responseCacheTtlMs,
@@ -289,8 +291,10 @@ function isAdmissionOutcome(error: unknown): boolean {
   return original instanceof DatabaseBusyError || original instanceof RequestAbandonedError;
 }
 
-function operationCount(document: DocumentNode): number {
-  return document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length;
+/** One operation, not a subscription: what graphql-jit runs. */
+function isSingleQuery(document: DocumentNode): boolean {
+  const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  return operations.length === 1 && operations[0]?.operation !== OperationTypeNode.SUBSCRIPTION;
 }
 
 /**
