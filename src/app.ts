@@ -3,7 +3,9 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { GraphQLError, Kind, OperationTypeNode, type DocumentNode } from 'graphql';
 import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Document } from 'mongodb';
 import type { ViewerResolver } from './auth/tokens';
+import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
@@ -35,7 +37,7 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics, registerUnindexedGauge } from './observability/metrics';
+import { createMetrics, registerFeedLagGauge, registerUnindexedGauge } from './observability/metrics';
 import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
@@ -58,6 +60,8 @@ export interface AppDependencies {
   redis?: SharedRedis;
   /** The live orders hub (src/db/live-orders.ts); absent: subscriptions answer SERVICE_UNAVAILABLE. */
   liveOrders?: LiveOrders;
+  /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
+  productFeed?: ChangeFeed<Document>;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -105,8 +109,10 @@ export function createApp(deps: AppDependencies): App {
     : undefined;
   const errorLog = createErrorLog(logger);
   const routeLabel = createRouteLabel((pathname) => matchEndpoint(pathname)?.endpoint.path);
-  if (metrics)
+  if (metrics) {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
+    if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
+  }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>
@@ -129,7 +135,10 @@ export function createApp(deps: AppDependencies): App {
   const contextDeps = {
     products: guardRepository(
       'products',
-      createProductRepository(database.db, { maxTimeMS: timeoutMs }),
+      createProductRepository(database.db, {
+        maxTimeMS: timeoutMs,
+        pendingSince: deps.productFeed && (() => deps.productFeed?.handledBefore()),
+      }),
       guard,
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, { maxTimeMS: timeoutMs }), guard),

@@ -98,6 +98,9 @@ const envSchema = z.object({
   MAX_RESPONSE_BYTES: wholeNumber(1_024, 104_857_600).default(2_097_152),
   SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
+  CHANGE_FEED_INTERVAL_MS: wholeNumber(100, 60_000).default(1_000),
+  CHANGE_FEED_BATCH: wholeNumber(10, 10_000).default(500),
+  CHANGE_FEED_RECONCILE_MS: wholeNumber(1_000, 3_600_000).default(10_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
   RESPONSE_CACHE_MAX_ENTRY_BYTES: wholeNumber(0, 104_857_600).default(1_048_576),
   METRICS: z.enum(['on', 'off']).default('on'),
@@ -185,6 +188,8 @@ export interface Config {
   shutdownDeadlineMs: number;
   /** Lifetime of cached anonymous product results; 0 turns the cache off. */
   responseCacheTtlMs: number;
+  /** How the data layer follows writes where the database has no change streams (src/db/change-feed.ts). */
+  changeFeed: { intervalMs: number; batchSize: number; reconcileMs: number };
   /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
   /** `Cache-Control` of public product reads, for browsers and CDNs. */
@@ -357,6 +362,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     metricsToken: values.METRICS_TOKEN,
     shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
     responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,
+    changeFeed: Object.freeze({
+      intervalMs: values.CHANGE_FEED_INTERVAL_MS,
+      batchSize: values.CHANGE_FEED_BATCH,
+      reconcileMs: values.CHANGE_FEED_RECONCILE_MS,
+    }),
     responseCacheBudget: Object.freeze({
       maxBytes: values.RESPONSE_CACHE_MAX_BYTES,
       maxEntryBytes: values.RESPONSE_CACHE_MAX_ENTRY_BYTES,

@@ -5,7 +5,7 @@ import { createApp, type App } from './app';
 import { resolveJwtSecret } from './auth/dev-secret';
 import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
-import type { Db } from 'mongodb';
+import type { Db, Document } from 'mongodb';
 import type { EmbeddedDatabase } from './engine';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/product-search';
@@ -14,9 +14,9 @@ import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
 import type { Logger } from './logger';
-import { watchProductChanges } from './db/product-changes';
+import { openChangeFeed, type ChangeFeed } from './db/change-feed';
+import { followSearchGrams } from './db/search-grams-writer';
 import { connectRedis, type SharedRedis } from './store/redis';
-import { purgeAll, purgeTags } from './store/response-store';
 
 export interface RunningServer {
   url: string;
@@ -86,6 +86,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
   }
 
   let database: Database | undefined;
+  let productFeed: ChangeFeed<Document> | undefined;
   // Connects in the background: a Redis that is down at start only means going without it.
   const redis = config.redisUrl ? connectRedis({ url: config.redisUrl, logger }) : undefined;
   try {
@@ -106,22 +107,15 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger.info('loaded the sample fixtures into the empty database');
     }
 
-    // Every instance follows the catalogue's changes; purging the same tags twice is harmless.
-    const productChanges =
-      redis &&
-      watchProductChanges(database.db, {
-        onChange: (productId) =>
-          void (productId === undefined ? purgeAll(redis) : purgeTags(redis, [`product:${productId}`])).catch(
-            (error: unknown) =>
-              logger.warn({ err: error }, 'purging the shared cache after a product change failed'),
-          ),
-        onUnsupported: (reason) =>
-          logger.info(
-            { reason },
-            'the database has no change streams: shared cache entries expire with RESPONSE_CACHE_TTL_MS or by npm run cache:purge',
-          ),
-        onError: (error) => logger.warn({ err: error }, 'the product change stream failed; reopening in 5 s'),
-      });
+    // Every instance follows the catalogue (src/db/change-feed.ts): its grams, and its caches.
+    productFeed = await openChangeFeed<Document>(database.db, 'products', {
+      ...config.changeFeed,
+      exclude: ['search_grams'],
+      onError: (error) =>
+        logger.warn({ err: error }, 'following the products failed; retrying from the saved position'),
+    });
+    logger.info({ mode: productFeed.mode }, 'following the products collection');
+    followSearchGrams(productFeed, database.db.collection('products'));
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver(
       { ...config.jwt, secret },
@@ -152,6 +146,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger,
       isDraining: () => drain.draining,
       redis,
+      productFeed,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
       bodiesLimitedUpstream: true,
     });
@@ -171,6 +166,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     let closing: Promise<void> | undefined;
     const db = database;
+    const feed = productFeed;
     // /readyz turns 503 and every response says `Connection: close`; the listener closes; in-flight
     // requests finish and their sockets close after the answer; idle keep-alive sockets close once
     // no request has been open for a moment (node:http's close() destroyed them at once, and a
@@ -192,7 +188,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await drained;
         clearTimeout(deadline);
         clearTimeout(cutTimer);
-        await productChanges?.close();
+        await feed.close();
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
@@ -202,6 +198,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     return { url, port: address.port, app, http: server, database, embedded, redis, close };
   } catch (error) {
+    await productFeed?.close();
     await database?.close().catch(() => undefined);
     await redis?.close();
     await embedded?.stop();

@@ -16,6 +16,8 @@ import { watchHeartbeats } from './heartbeat-watchdog';
 import { DatabaseTimeoutError, RequestAbandonedError } from './deadline';
 import { SEARCH_GRAMS_INDEX, SEARCH_GRAMS_VERSION_INDEX } from './product-search';
 
+export const UPDATED_AT_INDEX = { key: { updated_at: 1 }, name: 'updated_at_1' } as const;
+
 export interface MongoSettings {
   uri: string;
   dbName: string;
@@ -86,6 +88,8 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
     SEARCH_GRAMS_INDEX,
     SEARCH_GRAMS_VERSION_INDEX,
+    // The change feed's poll and the search's products written since it (src/db/change-feed.ts).
+    UPDATED_AT_INDEX,
   ],
   orders: [
     { key: { id: 1 }, name: 'id_1', unique: true },

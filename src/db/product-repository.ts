@@ -3,16 +3,19 @@ import type { CallOptions, ReadLimits } from './deadline';
 import type { ProductDoc } from './documents';
 import { productRecord } from './records';
 import {
+  countClauses,
   createSearchPlanner,
   SEARCH_GRAMS_INDEX,
   searchClauses,
   walkMayFill,
   WALK_BUDGET,
   WITHOUT_SEARCH_FIELDS,
+  writtenSince,
   type SearchPlan,
 } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
-import { PRIMARY_KEY } from './mongo';
+import { PRIMARY_KEY, UPDATED_AT_INDEX } from './mongo';
+import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } from './search-pending';
 
 export interface ProductCriteria {
   /** Every word must occur, case-insensitively, in one of the searchable fields. */
@@ -30,6 +33,24 @@ export interface KeysetWindow {
 }
 
 const PROJECTION = { _id: 0, ...WITHOUT_SEARCH_FIELDS } as const;
+/** Rows that are merged by `_id` (src/db/search-pending.ts) keep it until the merge is done. */
+const MERGE_PROJECTION = WITHOUT_SEARCH_FIELDS;
+
+type Keyed = ProductDoc & { _id?: unknown };
+
+/** `filter` without the products `exclude` names (`_id`s of any type). */
+function excluding(filter: Filter<ProductDoc>, exclude: readonly unknown[] | undefined): Filter<ProductDoc> {
+  return exclude?.length ? ({ $and: [filter, { _id: { $nin: exclude } }] } as Filter<ProductDoc>) : filter;
+}
+
+function withoutIds(rows: readonly Keyed[]): ProductDoc[] {
+  return rows.map(({ _id, ...row }) => row as ProductDoc);
+}
+
+export interface ProductRepositoryOptions extends ReadLimits {
+  /** The products change feed's position (src/db/change-feed.ts): products written since may have stale grams. */
+  pendingSince?: () => Date | undefined;
+}
 /** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
 const ID_ORDER = { _id: 1 } as const;
 /** A category or brand with how many products it has. */
@@ -55,19 +76,22 @@ const SCAN: SearchPlan = { kind: 'scan' };
  * The plan only adds the grams that let an index pick candidates (src/db/product-search.ts).
  */
 export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN): Filter<ProductDoc> {
-  const clauses = searchClauses(criteria.words, plan);
+  return withCategory(criteria, searchClauses(criteria.words, plan));
+}
+
+function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]): Filter<ProductDoc> {
   if (criteria.category !== undefined) clauses.unshift({ category_key: categoryKey(criteria.category) });
   if (clauses.length === 0) return {};
   if (clauses.length === 1) return clauses[0] as Filter<ProductDoc>;
   return { $and: clauses };
 }
 
-export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) {
+export function createProductRepository(db: Db, { maxTimeMS, pendingSince }: ProductRepositoryOptions = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
-  const planSearch = createSearchPlanner(products, reads);
+  const planSearch = createSearchPlanner(products, reads, pendingSince);
   /**
    * Every page names its index: the gram index for a search read through the grams (PostgreSQL
    * estimates `$all` far too high and would walk the primary key testing every row), the primary
@@ -108,6 +132,91 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   }
 
   /**
+   * The search's matches among products written since `since`, by the regexes alone, in `_id`
+   * order; null when there are more than MAX_PENDING (then the search reads as a scan).
+   */
+  async function pendingMatches(
+    criteria: ProductCriteria,
+    since: Date,
+    signal?: AbortSignal,
+  ): Promise<Keyed[] | null> {
+    const rows = await products
+      .find(
+        { $and: [productFilter(criteria), writtenSince(since)] },
+        { projection: MERGE_PROJECTION, hint: UPDATED_AT_INDEX.name, ...reads, signal },
+      )
+      .sort(ID_ORDER)
+      .limit(MAX_PENDING + 1)
+      .batchSize(MAX_PENDING + 1)
+      .toArray();
+    return rows.length > MAX_PENDING ? null : rows;
+  }
+
+  /** Rows of `filter` minus `exclude` in `_id` order, as offset pages read them. */
+  function sortedPage(
+    filter: Filter<ProductDoc>,
+    plan: SearchPlan,
+    {
+      skip,
+      limit,
+      exclude,
+      direction = 1,
+    }: { skip: number; limit: number; exclude?: unknown[]; direction?: 1 | -1 },
+    signal?: AbortSignal,
+  ): Promise<Keyed[]> {
+    // An aggregation, not find: find evaluates its projection on every row it skips (a deep
+    // page decoded each skipped document); here the skip happens before the projection.
+    // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
+    // planner may read a whole category (or, on a fresh table, everything) and sort it.
+    return products
+      .aggregate<Keyed>(
+        [
+          { $match: excluding(filter, exclude) },
+          { $sort: { _id: direction } },
+          ...(skip > 0 ? [{ $skip: skip }] : []),
+          { $limit: limit },
+          { $project: exclude ? MERGE_PROJECTION : PROJECTION },
+        ],
+        { ...reads, signal, hint: hintFor(plan) },
+      )
+      .toArray();
+  }
+
+  /**
+   * An offset page of a search through the grams while products may be pending: the pending
+   * matches and the gram matches without them, merged (src/db/search-pending.ts). The first gram
+   * read runs beside the pending one and is the answer when nothing is pending.
+   */
+  async function pageWithPending(
+    criteria: ProductCriteria,
+    plan: SearchPlan & { kind: 'grams' },
+    since: Date,
+    skip: number,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<ProductDoc[]> {
+    const filter = productFilter(criteria, plan);
+    const [pending, plain] = await Promise.all([
+      pendingMatches(criteria, since, signal),
+      sortedPage(filter, plan, { skip, limit, exclude: [] }, signal),
+    ]);
+    if (pending === null) return sortedPage(productFilter(criteria), SCAN, { skip, limit }, signal);
+    if (pending.length === 0) return withoutIds(plain);
+    // A first page's rows are among the first `limit` of each read (a row in both is kept once).
+    if (skip === 0) return withoutIds(mergeById(plain, pending).slice(0, limit));
+    const exclude = pending.map((row) => row._id);
+    const window = gramWindow(skip, limit, pending.length);
+    const rows = await sortedPage(filter, plan, { ...window, exclude }, signal);
+    const page = offsetPage(rows, window.skip, pending, skip, limit);
+    if (page) return withoutIds(page);
+    const [tail, total] = await Promise.all([
+      sortedPage(filter, plan, { skip: 0, limit: pending.length, exclude, direction: -1 }, signal),
+      products.countDocuments(excluding(filter, exclude), { ...reads, signal }),
+    ]);
+    return withoutIds(tailPage(tail.reverse(), total, pending, skip, limit));
+  }
+
+  /**
    * Grouped on (key, name), and rows whose names differ only in case (one key) merged here,
    * keeping the lowest name: on DocumentDB a `$min` accumulator made the same $group 2.2× slower
    * (1.3 s against 0.59 s at 100,000 products, busy machine); a $group on the key alone with
@@ -137,7 +246,8 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
-      return products.countDocuments(productFilter(criteria, await plan(criteria)), { ...reads, signal });
+      const filter = withCategory(criteria, countClauses(criteria.words, await plan(criteria)));
+      return products.countDocuments(filter, { ...reads, signal });
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */
@@ -152,23 +262,9 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
         const walked = await walk(criteria, undefined, 1, skip, limit, signal);
         if (walked) return walked;
       }
-      // An aggregation, not find: find evaluates its projection on every row it skips (a deep
-      // page decoded each skipped document); here the skip happens before the projection.
-      // Hinted to walk the primary key in page order, filtering as it goes: left alone, the
-      // planner may read a whole category (or, on a fresh table, everything) and sort it.
-      const skipped = skip > 0 ? [{ $skip: skip }] : [];
-      return products
-        .aggregate<ProductDoc>(
-          [
-            { $match: productFilter(criteria, searchPlan) },
-            { $sort: ID_ORDER },
-            ...skipped,
-            { $limit: limit },
-            { $project: PROJECTION },
-          ],
-          { ...reads, signal, hint: hintFor(searchPlan) },
-        )
-        .toArray();
+      if (searchPlan.kind === 'grams' && searchPlan.pendingSince)
+        return pageWithPending(criteria, searchPlan, searchPlan.pendingSince, skip, limit, signal);
+      return sortedPage(productFilter(criteria, searchPlan), searchPlan, { skip, limit }, signal);
     },
 
     /** Keyset paging for cursors: a deep page costs what the first one does on MongoDB. */
@@ -194,15 +290,37 @@ export function createProductRepository(db: Db, { maxTimeMS }: ReadLimits = {}) 
         if (walked) return walked;
       }
       const base = productFilter(criteria, searchPlan);
-      const filter: Filter<ProductDoc> = bounded ? { $and: [base, { _id: idRange }] } : base;
+      const since = searchPlan.kind === 'grams' ? searchPlan.pendingSince : undefined;
       // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
       // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
-      return products
-        .find(filter, { projection: PROJECTION, hint: hintFor(searchPlan), ...reads, signal })
-        .sort({ _id: window.descending ? -1 : 1 })
-        .limit(window.limit)
-        .batchSize(window.limit)
-        .toArray();
+      const read = (filter: Filter<ProductDoc>, readPlan: SearchPlan, keepIds = false) =>
+        products
+          .find(bounded ? { $and: [filter, { _id: idRange }] } : filter, {
+            projection: keepIds ? MERGE_PROJECTION : PROJECTION,
+            hint: hintFor(readPlan),
+            ...reads,
+            signal,
+          })
+          .sort({ _id: window.descending ? -1 : 1 })
+          .limit(window.limit)
+          .batchSize(window.limit)
+          .toArray() as Promise<Keyed[]>;
+      if (!since) return read(base, searchPlan);
+      // The window's first rows of the union are among the first `limit` of each: no exclusion needed.
+      const [pending, rows] = await Promise.all([
+        pendingMatches(criteria, since, signal),
+        read(base, searchPlan, true),
+      ]);
+      if (pending === null) return read(productFilter(criteria), SCAN);
+      const pendingInRange = pending.filter(
+        (row) =>
+          (idRange.$gt === undefined || compareIds(row._id, idRange.$gt) > 0) &&
+          (idRange.$lt === undefined || compareIds(row._id, idRange.$lt) < 0),
+      );
+      const merged = window.descending
+        ? mergeById([...rows].reverse(), pendingInRange).reverse()
+        : mergeById(rows, pendingInRange);
+      return withoutIds(merged.slice(0, window.limit));
     },
 
     /**

@@ -1,11 +1,17 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import type { Collection, Filter } from 'mongodb';
 import { chooseGrams, sampleOf, type GramChoice, type GramSample } from './gram-choice';
-import { documentGrams, SEARCH_GRAMS_VERSION, wordGrams, type SearchableText } from './search-grams';
+import {
+  documentGrams,
+  SEARCH_GRAMS_VERSION,
+  searchTextHash,
+  wordGrams,
+  type SearchableText,
+} from './search-grams';
 import type { ProductDoc } from './documents';
 
 /**
- * Search served by the n-gram index (src/catalog/search-grams.ts): the filters, and the choice
+ * Search served by the n-gram index (src/db/search-grams.ts): the filters, and the choice
  * between the index and the walk in id order for one page.
  */
 
@@ -22,6 +28,8 @@ export interface SearchFields {
   search_grams: string[];
   /** SEARCH_GRAMS_VERSION of the rules that made search_grams; another value (or none) is stale. */
   search_grams_version: number;
+  /** searchTextHash of the text the grams were made from: another value means they are stale. */
+  search_text_hash: string;
 }
 
 export const SEARCH_GRAMS_INDEX = { key: { search_grams: 1 }, name: 'search_grams_1' } as const;
@@ -30,10 +38,18 @@ export const SEARCH_GRAMS_VERSION_INDEX = {
   name: 'search_grams_version_1',
 } as const;
 /** Left out of every read: the grams are several hundred bytes per product. */
-export const WITHOUT_SEARCH_FIELDS = { search_grams: 0, search_grams_version: 0 } as const;
+export const WITHOUT_SEARCH_FIELDS = {
+  search_grams: 0,
+  search_grams_version: 0,
+  search_text_hash: 0,
+} as const;
 
 export function searchFields(text: SearchableText): SearchFields {
-  return { search_grams: documentGrams(text), search_grams_version: SEARCH_GRAMS_VERSION };
+  return {
+    search_grams: documentGrams(text),
+    search_grams_version: SEARCH_GRAMS_VERSION,
+    search_text_hash: searchTextHash(text),
+  };
 }
 
 /** The literal, case-insensitive match of one word: user text is escaped, never a pattern. */
@@ -57,15 +73,34 @@ const UNINDEXED: Filter<ProductDoc>[] = [
   { search_grams_version: { $gt: SEARCH_GRAMS_VERSION } },
 ];
 
-/** Whether any product lacks current grams: while one does, searches take the scan and stay exact. */
-export async function hasUnindexed(products: Collection<ProductDoc>, reads: object = {}): Promise<boolean> {
+/** Products written since `since`: the change feed may not have made their grams yet. */
+export function writtenSince(since: Date): Filter<ProductDoc> {
+  return { updated_at: { $gte: since } };
+}
+
+/**
+ * Whether any product lacks current grams that the change feed will not give it: written before
+ * the feed's position (or with no date in `updated_at`), so only `npm run search:index` will.
+ * While one does, searches take the scan and stay exact.
+ */
+export async function hasUnindexed(
+  products: Collection<ProductDoc>,
+  reads: object = {},
+  pendingSince?: Date,
+): Promise<boolean> {
+  const notPending = pendingSince ? { updated_at: { $not: { $gte: pendingSince } } } : {};
   const found = await Promise.all(
-    UNINDEXED.map((filter) => products.findOne(filter, { projection: { _id: 1 }, ...reads })),
+    UNINDEXED.map((filter) =>
+      products.findOne({ ...filter, ...notPending } as Filter<ProductDoc>, {
+        projection: { _id: 1 },
+        ...reads,
+      }),
+    ),
   );
   return found.some((doc) => doc !== null);
 }
 
-/** What writes the grams onto products written by other systems (scripts/search-index.ts). */
+/** What writes the grams onto products the change feed did not see (scripts/search-index.ts). */
 export const SEARCH_INDEX_COMMAND = 'npm run search:index';
 
 /** How many products have missing or stale grams (`npm run search:index` makes them current). */
@@ -74,22 +109,23 @@ export async function countUnindexed(products: Collection<ProductDoc>): Promise<
   return counts.reduce((sum, count) => sum + count, 0);
 }
 
-export const UNINDEXED_FILTER: Filter<ProductDoc> = { $or: UNINDEXED };
-
 /**
  * How a search reads: `grams` adds `search_grams: {$all}` to the word matches, so the multikey
  * index selects the candidates and the regexes verify them in the same query; `scan` is the word
- * matches alone (words shorter than a gram, or products without current grams).
+ * matches alone (words shorter than a gram, or products without current grams). `pendingSince`:
+ * products written since then may carry stale grams, so they are matched by the regexes alone
+ * (src/db/search-pending.ts); absent without a change feed.
  */
-export type SearchPlan = ({ kind: 'grams' } & GramChoice) | { kind: 'scan' };
+export type SearchPlan = ({ kind: 'grams'; pendingSince?: Date } & GramChoice) | { kind: 'scan' };
 
 /**
- * How long one answer of the three probes is reused: a search costs no extra round trip, and a
- * product written without grams is found by every search that starts a second after it.
+ * How long one answer of the three probes is reused: a search costs no extra round trip. Products
+ * the feed will give grams are not theirs to find (they are matched as pending); these are the
+ * products it will not (no date in `updated_at`), found by every search a second after their write.
  */
 const UNINDEXED_RECHECK_MS = 1_000;
 
-/** Products sampled for the grams' shares (src/catalog/gram-choice.ts), and how long a sample is used. */
+/** Products sampled for the grams' shares (src/db/gram-choice.ts), and how long a sample is used. */
 const GRAM_SAMPLE_SIZE = 2_000;
 const GRAM_SAMPLE_MAX_AGE_MS = 10 * 60_000;
 const GRAM_SAMPLE_RETRY_MS = 10_000;
@@ -136,12 +172,16 @@ function sampledShares(
 }
 
 /** Plans searches over `products`; shared by every request of one repository. */
-export function createSearchPlanner(products: Collection<ProductDoc>, reads: object = {}) {
+export function createSearchPlanner(
+  products: Collection<ProductDoc>,
+  reads: object = {},
+  pendingSince: () => Date | undefined = () => undefined,
+) {
   let probe: { at: number; answer: Promise<boolean> } | undefined;
   function unindexed(): Promise<boolean> {
     const now = performance.now();
     if (!probe || now - probe.at >= UNINDEXED_RECHECK_MS) {
-      const answer = hasUnindexed(products, reads);
+      const answer = hasUnindexed(products, reads, pendingSince());
       probe = { at: now, answer };
       // A failed probe is not remembered: the next search asks again.
       answer.catch(() => {
@@ -154,8 +194,14 @@ export function createSearchPlanner(products: Collection<ProductDoc>, reads: obj
   return async function planSearch(words: readonly string[]): Promise<SearchPlan> {
     const grams = searchGrams(words);
     if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
+    // Read before the search: whatever the feed handles meanwhile is matched both ways.
+    const since = pendingSince();
     // Without a sample (the database refused it), every gram: slower, equally exact.
-    return { kind: 'grams', ...chooseGrams(grams, await sample()) };
+    return {
+      kind: 'grams',
+      ...chooseGrams(grams, await sample()),
+      ...(since ? { pendingSince: since } : {}),
+    };
   };
 }
 
@@ -163,6 +209,17 @@ export function createSearchPlanner(products: Collection<ProductDoc>, reads: obj
 export function searchClauses(words: readonly string[], plan: SearchPlan): Filter<ProductDoc>[] {
   const matches = words.map(wordMatch);
   return plan.kind === 'grams' ? [{ search_grams: { $all: plan.grams } }, ...matches] : matches;
+}
+
+/**
+ * For a count: products with current grams through the grams, or written since the feed's
+ * position. PostgreSQL ORs the two index scans (a bitmap); pages cannot use that (with an `_id`
+ * order the planner walks the primary key for a rare word), so they merge two reads instead.
+ */
+export function countClauses(words: readonly string[], plan: SearchPlan): Filter<ProductDoc>[] {
+  if (plan.kind !== 'grams' || !plan.pendingSince) return searchClauses(words, plan);
+  const grams = { search_grams: { $all: plan.grams } };
+  return [{ $or: [grams, writtenSince(plan.pendingSince)] }, ...words.map(wordMatch)];
 }
 
 /**

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The n-grams that let an index find candidates for a literal, case-insensitive substring search.
  *
@@ -75,4 +77,21 @@ export function documentGrams(text: SearchableText): string[] {
     }
   }
   return [...grams].sort();
+}
+
+/**
+ * What the grams were made from, stored beside them: grams whose hash is not that of the
+ * document's text now (copied with a document, or left behind by an edit of another system) are
+ * stale. The rules' version is part of it, so new rules make every hash stale.
+ */
+export function searchTextHash(text: SearchableText): string {
+  const fields = [
+    SEARCH_GRAMS_VERSION,
+    text.name,
+    text.short_description,
+    text.brand_name,
+    text.category_name,
+    text.tags,
+  ];
+  return createHash('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22);
 }

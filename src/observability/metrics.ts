@@ -132,8 +132,9 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
 }
 
 /**
- * Products without current search grams, counted at each scrape (three index probes). While it is
- * above zero, searches scan every product; `npm run search:index` brings it to zero.
+ * Products without current search grams, counted at each scrape (three index probes). The change
+ * feed gives grams to what it sees within a second; what it cannot see (no date in `updated_at`)
+ * is scanned for by every search until `npm run search:index` brings it to zero.
  */
 export function registerUnindexedGauge(registry: Registry, count: () => Promise<number>): void {
   new Gauge({
@@ -144,6 +145,22 @@ export function registerUnindexedGauge(registry: Registry, count: () => Promise<
       // A scrape during an outage still answers; the gauge then keeps its last value.
       const value = await count().catch(() => undefined);
       if (value !== undefined) this.set(value);
+    },
+  });
+}
+
+/** How far each change feed is behind its collection, read at each scrape (src/db/change-feed.ts). */
+export function registerFeedLagGauge(
+  registry: Registry,
+  feeds: readonly { collection: string; lagSeconds(): number }[],
+): void {
+  new Gauge({
+    name: 'change_feed_lag_seconds',
+    help: 'Seconds a change feed is behind its collection (0 right after a read that caught up).',
+    labelNames: ['collection'] as const,
+    registers: [registry],
+    collect() {
+      for (const feed of feeds) this.set({ collection: feed.collection }, feed.lagSeconds());
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBackgroundCommand } from '../support/background-commands';
 import type { ProductDoc } from '../../src/db/documents';
 import { productRecord } from '../../src/db/records';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
@@ -48,11 +49,7 @@ beforeAll(async () => {
   await server.testDb.db.collection<ProductDoc>('products').insertMany(extra.map(productRecord));
   admin = bearer(await mintToken({ sub: 'support_agent', scope: 'orders:read:all' }));
   server.database.client.on('commandStarted', (event) => {
-    // The probes for products without current search grams run once a second whatever the
-    // traffic, and the grams' sample every ten minutes.
-    const probe =
-      JSON.stringify(event.command.filter ?? {}).includes('search_grams_version') ||
-      JSON.stringify(event.command.pipeline ?? []).includes('$sample');
+    const probe = isBackgroundCommand(event.command);
     if (event.databaseName === server.testDb.dbName && !HOUSEKEEPING.has(event.commandName) && !probe)
       commands.push(event);
   });

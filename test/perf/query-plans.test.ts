@@ -1,5 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBackgroundCommand } from '../support/background-commands';
 import type { OrderDoc } from '../../src/db/documents';
 import { connectDatabase, type Database } from '../../src/db/mongo';
 import { createOrderRepository, RECENT_WALK, type OrderRepository } from '../../src/db/order-repository';
@@ -35,12 +36,7 @@ beforeAll(async () => {
   await statisticsArrived();
   watched = await connectDatabase({ uri: tdb.uri, dbName: tdb.dbName, monitorCommands: true });
   watched.client.on('commandStarted', (event) => {
-    // The probes for products without current grams run once a second whatever the traffic, and
-    // the grams' sample every ten minutes.
-    const probe =
-      JSON.stringify(event.command.filter ?? {}).includes('search_grams_version') ||
-      JSON.stringify(event.command.pipeline ?? []).includes('$sample');
-    if (DATA_COMMANDS.has(event.commandName) && !probe) seen.push(event);
+    if (DATA_COMMANDS.has(event.commandName) && !isBackgroundCommand(event.command)) seen.push(event);
   });
   products = createProductRepository(watched.db);
   orders = createOrderRepository(watched.db);

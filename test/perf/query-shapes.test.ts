@@ -1,5 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBackgroundCommand } from '../support/background-commands';
 import { encodeTime } from 'ulid';
 import { INDEXES } from '../../src/db/mongo';
 import { RECENT_WALK } from '../../src/db/order-repository';
@@ -31,6 +32,8 @@ const HOUSEKEEPING = new Set([
 ]);
 
 const PROJECTION = { _id: 0, ...WITHOUT_SEARCH_FIELDS };
+/** A page merged with the pending products keeps `_id` until the merge. */
+const MERGE_PROJECTION = WITHOUT_SEARCH_FIELDS;
 
 let server: TestServer;
 let commands: CommandStartedEvent[] = [];
@@ -45,7 +48,7 @@ beforeAll(async () => {
     if (
       event.databaseName === server.testDb.dbName &&
       !HOUSEKEEPING.has(event.commandName) &&
-      !isSearchProbe(event.command)
+      !isBackgroundCommand(event.command)
     ) {
       commands.push(event);
       everything.push(event);
@@ -55,23 +58,15 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 /**
- * The probes for products without current grams and the grams' sample (src/db/product-search.ts):
- * sent at most once a second and every ten minutes whatever the traffic, so whether a request
- * carries them depends on the clock.
- */
-function isSearchProbe(command: Document): boolean {
-  return (
-    JSON.stringify(command.filter ?? {}).includes('search_grams_version') ||
-    JSON.stringify(command.pipeline ?? []).includes('$sample')
-  );
-}
-
-/**
  * `{$and: [{search_grams: {$all: grams}}, words]}` where grams are some of `of` (which ones the
- * sample decides: src/db/gram-choice.ts).
+ * sample decides: src/db/gram-choice.ts). A count takes, beside the grams, the products
+ * written since the change feed's position (`{$or: [grams, {updated_at: {$gte}}]}`).
  */
 function expectGramsAndWords(filter: unknown, of: string[], words: unknown): void {
-  const [grams, ...rest] = (filter as { $and: [{ search_grams: { $all: string[] } }, ...unknown[]] }).$and;
+  const [first, ...rest] = (filter as { $and: [Document, ...unknown[]] }).$and;
+  const pending = first.$or as [Document, Document] | undefined;
+  if (pending) expect(Object.keys(pending[1].updated_at as Document)).toEqual(['$gte']);
+  const grams = (pending ? pending[0] : first) as { search_grams: { $all: string[] } };
   expect(grams.search_grams.$all.length).toBeGreaterThan(0);
   expect(of).toEqual(expect.arrayContaining(grams.search_grams.$all));
   expect(rest).toEqual([words]);
@@ -114,7 +109,12 @@ function countFilter(command: Document): unknown {
  * A numbered page: one aggregation that matches, sorts on _id (the id), skips (before projecting:
  * find projects every skipped row), limits and projects.
  */
-function expectListFind(page: Document | undefined, limit: number, skip: number): void {
+function expectListFind(
+  page: Document | undefined,
+  limit: number,
+  skip: number,
+  projection: Document = PROJECTION,
+): void {
   expect(page?.aggregate).toBe('products');
   const stages = (page?.pipeline as Document[]).map((stage) => plain(stage) as Document);
   expect(stages.map((stage) => Object.keys(stage)[0])).toEqual([
@@ -127,7 +127,20 @@ function expectListFind(page: Document | undefined, limit: number, skip: number)
   expect(plain(stages[1]!.$sort)).toEqual({ _id: 1 });
   if (skip > 0) expect(stages[2]!.$skip).toBe(skip);
   expect(stages.at(-2)!.$limit).toBe(limit);
-  expect(stages.at(-1)!.$project).toEqual(PROJECTION);
+  expect(stages.at(-1)!.$project).toEqual(projection);
+}
+
+/**
+ * The products a search matches among those written since the change feed's position, by the
+ * words alone on the `updated_at` index (src/db/search-pending.ts), read beside the gram page.
+ */
+function expectPendingRead(read: Document | undefined, words: unknown): void {
+  expect(read?.find).toBe('products');
+  expect(read?.hint).toBe('updated_at_1');
+  const [byWords, written] = (read?.filter as { $and: [unknown, Document] }).$and;
+  expect(byWords).toEqual(words);
+  expect(Object.keys(written.updated_at as Document)).toEqual(['$gte']);
+  expect(plain(read?.sort)).toEqual({ _id: 1 });
 }
 
 /**
@@ -194,13 +207,14 @@ describe('REST product list', () => {
     expectGramsAndWords(countFilter(seen.commands[1] as Document), ['gif', 'ift'], words);
   });
 
-  it('with search matching less than a page: the walk, then the gram index (hinted); no count', async () => {
+  it('with search matching less than a page: the walk, then the gram index (hinted) beside the products written since the feed read; no count', async () => {
     const seen = await commandsOf('/api/v1/products?search=gift');
-    expect(seen.names).toEqual(['aggregate', 'aggregate']);
+    expect(seen.names).toEqual(['aggregate', 'find', 'aggregate']);
     const words = expectSearchWalk(seen.commands[0], 15, 0);
-    expectListFind(seen.commands[1], 15, 0);
-    expectGramsAndWords(pageFilter(seen.commands[1]), ['gif', 'ift'], words);
-    expect(seen.commands[1]!.hint).toBe('search_grams_1');
+    expectPendingRead(seen.commands[1], words);
+    expectListFind(seen.commands[2], 15, 0, MERGE_PROJECTION);
+    expectGramsAndWords(pageFilter(seen.commands[2]), ['gif', 'ift'], words);
+    expect(seen.commands[2]!.hint).toBe('search_grams_1');
   });
 
   it('with category: an equality on the lower-cased category_key, then the id sort', async () => {
@@ -229,9 +243,10 @@ describe('REST search', () => {
   it('a partial page: the walk, then the page through the gram index', async () => {
     const seen = await commandsOf('/api/v1/products/search?term=soundwave');
     expect(seen.status).toBe(200);
-    expect(seen.names).toEqual(['aggregate', 'aggregate']);
-    expectSearchWalk(seen.commands[0], 15, 0);
-    expectListFind(seen.commands[1], 15, 0);
+    expect(seen.names).toEqual(['aggregate', 'find', 'aggregate']);
+    const words = expectSearchWalk(seen.commands[0], 15, 0);
+    expectPendingRead(seen.commands[1], words);
+    expectListFind(seen.commands[2], 15, 0, MERGE_PROJECTION);
   });
 });
 

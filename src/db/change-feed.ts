@@ -1,0 +1,106 @@
+import type { Db, Document } from 'mongodb';
+import { pollChanges, type PollSettings } from './feed-poll';
+import { streamChanges } from './feed-stream';
+import { createWatermarkStore } from './feed-watermarks';
+
+/**
+ * One change feed per collection: what every derived thing (search grams, caches, totals, live
+ * subscriptions) follows, so none of them runs a loop of its own. Change streams where the server
+ * has them (a replica set or a sharded cluster); elsewhere (FerretDB, DocumentDB) one indexed
+ * query on `updated_at` per interval (src/db/feed-poll.ts). Listeners see the same batches either
+ * way; a batch is handled by every listener before the next is read, and the position is saved
+ * (src/db/feed-watermarks.ts) only after, so a restart re-reads what was not handled.
+ */
+
+/** The `comment` on every command a feed (and what follows it in the background) sends: in the server's logs and profiles, and filtered out where tests count a request's commands. */
+export const FEED_COMMENT = 'change feed';
+
+export interface FeedChange<Doc> {
+  /** The document's `_id`, of whatever type its writer chose. */
+  _id: unknown;
+  /** The document now (with the feed's projection); null when it was deleted. */
+  document: Doc | null;
+}
+
+export interface FeedBatch<Doc> {
+  changes: FeedChange<Doc>[];
+  /**
+   * Documents may have been deleted (or written) without being seen one by one: everything
+   * derived from the collection as a whole (totals, cached lists) is to be dropped.
+   */
+  unseenChanges?: boolean;
+}
+
+export type FeedListener<Doc> = (batch: FeedBatch<Doc>) => Promise<void> | void;
+
+export interface ChangeFeed<Doc> {
+  readonly collection: string;
+  /** 'stream' or 'poll', decided once at start. */
+  readonly mode: 'stream' | 'poll';
+  /** Adds a listener; returns its removal. */
+  subscribe(listener: FeedListener<Doc>): () => void;
+  /**
+   * Every document whose `updated_at` (a date) is before this has been handed to every listener.
+   * Documents written at or after it may not have been: readers that derive from the feed (the
+   * search grams) treat them as not yet derived. Undefined before the first position is known.
+   */
+  handledBefore(): Date | undefined;
+  /** Seconds the feed is behind the database (0 when caught up at its last read). */
+  lagSeconds(): number;
+  close(): Promise<void>;
+}
+
+export interface ChangeFeedOptions extends PollSettings {
+  /** Fields left out of every document handed to listeners (e.g. the search grams). */
+  exclude?: readonly string[];
+  onError?: (error: unknown) => void;
+}
+
+/** Whether the deployment has change streams: asked once, by `hello` (no change stream is opened). */
+export async function hasChangeStreams(db: Db): Promise<boolean> {
+  const hello = await db.admin().command({ hello: 1 });
+  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+}
+
+/** Starts following `collection`; resolves once its starting position is known. */
+export async function openChangeFeed<Doc extends Document>(
+  db: Db,
+  collection: string,
+  options: ChangeFeedOptions,
+): Promise<ChangeFeed<Doc>> {
+  const listeners = new Set<FeedListener<Doc>>();
+  const deliver = async (batch: FeedBatch<Doc>) => {
+    for (const listener of [...listeners]) await listener(batch);
+  };
+  const projection = Object.fromEntries((options.exclude ?? []).map((field) => [field, 0]));
+  const watermarks = createWatermarkStore(db, collection);
+  const onError = options.onError ?? (() => undefined);
+  const follower = (await hasChangeStreams(db))
+    ? await streamChanges<Doc>(db.collection<Doc>(collection), { projection, watermarks, deliver, onError })
+    : await pollChanges<Doc>(db.collection<Doc>(collection), {
+        ...options,
+        projection,
+        watermarks,
+        deliver,
+        onError,
+      });
+  return {
+    collection,
+    mode: follower.mode,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    handledBefore: follower.handledBefore,
+    lagSeconds: follower.lagSeconds,
+    close: follower.close,
+  };
+}
+
+/** What a way of following changes gives the feed. */
+export interface Follower {
+  mode: 'stream' | 'poll';
+  handledBefore(): Date | undefined;
+  lagSeconds(): number;
+  close(): Promise<void>;
+}

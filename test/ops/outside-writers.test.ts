@@ -1,0 +1,214 @@
+import { MongoClient, type Collection, type Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criteriaFor } from '../../src/catalog/product-query';
+import { SEARCH_GRAMS_VERSION, searchTextHash } from '../../src/db/search-grams';
+import { productFilter } from '../../src/db/product-repository';
+import { searchableTextOf } from '../../src/db/search-grams-writer';
+import { productRecord } from '../../src/db/records';
+import { generateProduct } from '../../seed/generator';
+import { startTestServer, type TestServer } from '../support/server';
+
+/**
+ * Another application writes the catalogue the way a Laravel app or an importer does: the plain
+ * driver, `$set` of the changed fields plus `updated_at`, copies that keep the copied grams,
+ * inserts without grams, deletes. Every answer, at every moment (right after the writes, before
+ * the change feed has run, and after), equals an independent `$regex` scan: ids and totals, REST
+ * and GraphQL, first pages and deep ones. The feed then makes the grams current within its bound.
+ */
+
+let server: TestServer;
+let writer: MongoClient;
+/** Keyed as the writer chose: numbers here (the driver's types assume ObjectIds). */
+let products: Collection<{ _id: unknown; [field: string]: unknown }>;
+
+const EXTRA = 60;
+const PAGE = 7;
+const GRACE_MS = 5_000;
+
+/** The independent answer: the search's regexes alone, in `_id` order. */
+async function scanIds(term: string): Promise<number[]> {
+  const rows = await products
+    .find(productFilter(criteriaFor(term, undefined)) as Document, { projection: { id: 1 } })
+    .sort({ _id: 1 })
+    .toArray();
+  return rows.map((row) => row.id as number);
+}
+
+async function restPages(path: string): Promise<{ ids: number[]; totals: number[] }> {
+  const ids: number[] = [];
+  const totals: number[] = [];
+  for (let page = 1; ; page++) {
+    const response = await server.request(`${path}&per_page=${PAGE}&page=${page}`);
+    const body = (await response.json()) as {
+      data: { id: number }[];
+      meta: { total: number; last_page: number };
+    };
+    expect(response.status, JSON.stringify(body).slice(0, 300)).toBe(200);
+    ids.push(...body.data.map((product) => product.id));
+    totals.push(body.meta.total);
+    if (page >= body.meta.last_page) return { ids, totals };
+  }
+}
+
+async function graphqlPages(term: string, backwards = false): Promise<{ ids: number[]; totals: number[] }> {
+  const ids: number[] = [];
+  const totals: number[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const reply = await server.graphql(
+      `query ($term: String!, $size: Int, $cursor: String) {
+        searchProducts(term: $term, ${backwards ? 'last: $size, before: $cursor' : 'first: $size, after: $cursor'}) {
+          totalCount
+          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+          edges { node { databaseId } }
+        }
+      }`,
+      { term, size: PAGE, cursor },
+    );
+    expect(reply.body.errors, JSON.stringify(reply.body.errors)).toBeUndefined();
+    const connection = reply.body.data!.searchProducts as {
+      totalCount: number;
+      pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string; endCursor: string };
+      edges: { node: { databaseId: number } }[];
+    };
+    const page = connection.edges.map((edge) => edge.node.databaseId);
+    if (backwards) ids.unshift(...page);
+    else ids.push(...page);
+    totals.push(connection.totalCount);
+    const more = backwards ? connection.pageInfo.hasPreviousPage : connection.pageInfo.hasNextPage;
+    if (!more) return { ids, totals };
+    cursor = backwards ? connection.pageInfo.startCursor : connection.pageInfo.endCursor;
+  }
+}
+
+/** Every way a client reads a search agrees with the scan. */
+async function expectExact(term: string): Promise<void> {
+  const expected = await scanIds(term);
+  const exact = { ids: expected, totals: expect.arrayContaining([expected.length]) as unknown };
+  const encoded = encodeURIComponent(term);
+  for (const [name, answer] of [
+    ['REST ?search=', await restPages(`/api/v1/products?search=${encoded}`)],
+    ['REST /search', await restPages(`/api/v1/products/search?term=${encoded}`)],
+    ['GraphQL forward', await graphqlPages(term)],
+    ['GraphQL backward', await graphqlPages(term, true)],
+  ] as const) {
+    expect(answer, `${name} ${term}`).toEqual(exact);
+    expect(new Set(answer.totals), `${name} ${term} totals`).toEqual(new Set([expected.length]));
+  }
+}
+
+async function untilTrue(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + GRACE_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${GRACE_MS} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Grams made from the product's text now, by the current rules. */
+function gramsCurrent(doc: Document | null): boolean {
+  return (
+    doc !== null &&
+    doc.search_grams_version === SEARCH_GRAMS_VERSION &&
+    doc.search_text_hash === searchTextHash(searchableTextOf(doc))
+  );
+}
+
+const TERMS = ['glimmerquartz', 'brindlewick', 'snowquill', 'northwind', 'card', 'gift card', 'eur'];
+
+beforeAll(async () => {
+  server = await startTestServer();
+  // Enough products that a search has deep pages.
+  const extra = Array.from({ length: EXTRA }, (_, index) => {
+    const product = generateProduct(7, 500 + index);
+    return productRecord({ ...product, variant: { ...product.variant, id: 700_000 + index } });
+  });
+  await server.testDb.db.collection('products').insertMany(extra as Document[]);
+  writer = await MongoClient.connect(server.testDb.uri);
+  products = writer.db(server.testDb.dbName).collection('products');
+});
+
+afterAll(async () => {
+  await writer?.close();
+  await server?.stop();
+});
+
+describe('writes of another application', () => {
+  it('are searched exactly at once, and get current grams from the feed within its bound', async () => {
+    const [renamed, copied, deleted, repriced] = await products
+      .find({ name: /card/i })
+      .sort({ _id: 1 })
+      .limit(4)
+      .toArray();
+    const oldWord = String(renamed!.name).split(' ')[0]!.toLowerCase();
+    const now = () => new Date();
+    const maxId = (await products.find().sort({ _id: -1 }).limit(1).next())!.id as number;
+
+    await products.updateOne(
+      { _id: renamed!._id },
+      { $set: { name: 'Glimmerquartz Voucher', updated_at: now() } },
+    );
+    // A copy under a new name that keeps the copied grams (and their hash).
+    const { _id: _copiedId, ...copy } = copied!;
+    await products.insertOne({
+      ...copy,
+      _id: maxId + 1,
+      id: maxId + 1,
+      name: 'Brindlewick Card',
+      variant: { ...(copy.variant as object), id: 990_001 },
+      updated_at: now(),
+    });
+    // One without any grams.
+    const {
+      _id: _plainId,
+      search_grams: _g,
+      search_grams_version: _v,
+      search_text_hash: _h,
+      ...plain
+    } = copy;
+    await products.insertOne({
+      ...plain,
+      _id: maxId + 2,
+      id: maxId + 2,
+      name: 'Snowquill Gift Card',
+      variant: { ...(plain.variant as object), id: 990_002 },
+      updated_at: now(),
+    });
+    await products.deleteOne({ _id: deleted!._id });
+    await products.updateOne(
+      { _id: repriced!._id },
+      { $set: { 'variant.price.amount': 1, updated_at: now() } },
+    );
+
+    // Right away: before the feed has had a chance to run.
+    for (const term of [...TERMS, oldWord]) await expectExact(term);
+    expect(await scanIds('glimmerquartz')).toEqual([renamed!.id]);
+    expect(await scanIds('brindlewick')).toEqual([maxId + 1]);
+    expect(await scanIds('snowquill')).toEqual([maxId + 2]);
+
+    await untilTrue('the written products have grams of their text now', async () => {
+      const written = await products
+        .find({ id: { $in: [renamed!.id, maxId + 1, maxId + 2, repriced!.id] } })
+        .toArray();
+      return written.length === 4 && written.every(gramsCurrent);
+    });
+    for (const term of [...TERMS, oldWord]) await expectExact(term);
+  });
+
+  it('does not see the gateway write its grams as a change (no feedback loop)', async () => {
+    const stamp = new Date();
+    await products.updateOne({ id: 1 }, { $set: { name: 'Marigold Gift Card', updated_at: stamp } });
+    await untilTrue('the renamed product has current grams', async () =>
+      gramsCurrent(await products.findOne({ id: 1 })),
+    );
+    // The grams were written without touching updated_at, so nothing new is left to read.
+    expect((await products.findOne({ id: 1 }))!.updated_at).toEqual(stamp);
+    const position = await writer
+      .db(server.testDb.dbName)
+      .collection('change_feed_positions')
+      .findOne({ _id: 'products' as never });
+    const newest = await products.find().sort({ updated_at: -1 }).limit(1).next();
+    expect(position?.updated_at).toEqual(newest!.updated_at);
+    await expectExact('marigold');
+  });
+});
