@@ -15,10 +15,14 @@ export interface LiveOrderStream extends AsyncIterableIterator<LiveOrderEvent> {
 /** Fingerprints remembered per stream; a forgotten one at worst repeats an unchanged order once. */
 const SENT_MEMORY = 1_000;
 
-/** A queued state older than this one (by `updated_at`, when both are dates). */
-function isOlder(order: OrderDoc, than: OrderDoc | undefined): boolean {
-  const [a, b] = [order.updated_at, than?.updated_at];
-  return a instanceof Date && b instanceof Date && a.getTime() < b.getTime();
+/** `updated_at` in ms, when it is a date. */
+function stampOf(order: OrderDoc | undefined): number | undefined {
+  return order?.updated_at instanceof Date ? order.updated_at.getTime() : undefined;
+}
+
+/** Written before `than` (when both are known). */
+function isBefore(stamp: number | undefined, than: number | undefined): boolean {
+  return stamp !== undefined && than !== undefined && stamp < than;
 }
 
 /**
@@ -31,7 +35,8 @@ function isOlder(order: OrderDoc, than: OrderDoc | undefined): boolean {
  */
 export function createLiveOrderStream(maxQueued: number, onFinish: () => void): LiveOrderStream {
   const queue = new Map<string, { order: OrderDoc; print: string }>();
-  const sent = new Map<string, string>();
+  /** Per order, what was sent last: its fingerprint and `updated_at`. */
+  const sent = new Map<string, { print: string; stamp: number | undefined }>();
   let ending: GraphQLError | undefined;
   let finished = false;
   let waiting: ((result: IteratorResult<LiveOrderEvent>) => void) | undefined;
@@ -43,9 +48,10 @@ export function createLiveOrderStream(maxQueued: number, onFinish: () => void): 
     onFinish();
   };
 
-  const remember = (ulid: string, print: string) => {
+  const remember = (order: OrderDoc, print: string) => {
+    const { ulid } = order;
     sent.delete(ulid);
-    sent.set(ulid, print);
+    sent.set(ulid, { print, stamp: stampOf(order) });
     if (sent.size > SENT_MEMORY) sent.delete(sent.keys().next().value as string);
   };
 
@@ -54,8 +60,8 @@ export function createLiveOrderStream(maxQueued: number, onFinish: () => void): 
     if (finished) return { done: true, value: undefined };
     for (const [ulid, { order, print }] of queue) {
       queue.delete(ulid);
-      if (sent.get(ulid) === print) continue;
-      remember(ulid, print);
+      if (sent.get(ulid)?.print === print) continue;
+      remember(order, print);
       return { done: false, value: { order } };
     }
     if (ending) {
@@ -78,9 +84,11 @@ export function createLiveOrderStream(maxQueued: number, onFinish: () => void): 
   const stream: LiveOrderStream = {
     offer(order, print) {
       if (finished || ending) return;
+      const last = sent.get(order.ulid);
       const queued = queue.get(order.ulid);
-      if (!queued && sent.get(order.ulid) === print) return;
-      if (isOlder(order, queued?.order)) return;
+      // The initial read and the feed can cross: an older state than one sent or queued is stale.
+      if (isBefore(stampOf(order), stampOf(queued?.order) ?? last?.stamp)) return;
+      if (!queued && last?.print === print) return;
       queue.set(order.ulid, { order, print });
       if (queue.size > maxQueued) stream.end(subscriberTooSlow(maxQueued));
       else wake();

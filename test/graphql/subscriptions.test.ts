@@ -1,7 +1,9 @@
 import { MongoClient, type Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_CUSTOMERS, FIXTURE_ORDERS } from '../../seed/fixtures';
-import { waitUntil } from '../support/processes';
+import { loadFixtures } from '../../seed/load';
+import { openTestDatabase } from '../support/database';
+import { listeningUrl, serverProcessEnv, spawnServer, waitUntil } from '../support/processes';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import { subscribe, type LiveSubscription, type SubscriptionResult } from '../support/sse';
 
@@ -179,5 +181,71 @@ describe('bounds', () => {
     await waitUntil(() => server.liveOrders.count() === 4, 5_000);
     expect(again.completed()).toBe(false);
     for (const subscription of [...three, other, again]) subscription.close();
+  });
+});
+
+describe('SIGTERM', () => {
+  it('ends every stream with a last SERVICE_UNAVAILABLE event that says when to subscribe again, then exits', async () => {
+    const testDb = await openTestDatabase('live-drain');
+    await loadFixtures(testDb.db);
+    const child = spawnServer(serverProcessEnv(testDb, { SHUTDOWN_DEADLINE_MS: '5000' }));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const url = await listeningUrl(child);
+      const streams = await Promise.all(
+        [
+          [aliceOrder!.ulid, alice],
+          [bobOrder!.ulid, bob],
+          [aliceOther!.ulid, support],
+        ].map(([ulid, headers]) => subscribe(url, ORDER, { ulid }, headers as Record<string, string>)),
+      );
+      // Each has its first event: all three are open on the server.
+      for (const stream of streams) await stream.waitFor((results) => results.length === 1);
+      child.kill('SIGTERM');
+      await Promise.all(streams.map((stream) => stream.ended));
+      expect(await exited).toBe(0);
+      for (const stream of streams) {
+        expect(stream.completed()).toBe(true);
+        expect(stream.results).toHaveLength(2);
+        expect(stream.results[1]?.errors?.[0]?.extensions).toEqual({
+          code: 'SERVICE_UNAVAILABLE',
+          retryAfter: 5,
+        });
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await testDb.close();
+    }
+  }, 30_000);
+});
+
+describe('with the response cache and the rate limits on', () => {
+  let cached: TestServer;
+  beforeAll(async () => {
+    cached = await startTestServer({
+      env: { RESPONSE_CACHE_TTL_MS: '60000', RATE_LIMIT_REQUESTS_PER_MINUTE: '4' },
+    });
+  });
+  afterAll(() => cached?.stop());
+
+  it('streams past the cache, and a subscription counts as one request', async () => {
+    const first = await subscribe(cached.url, ORDER, { ulid: aliceOrder!.ulid }, alice);
+    const second = await subscribe(cached.url, ORDER, { ulid: aliceOrder!.ulid }, alice);
+    for (const stream of [first, second]) await stream.waitFor((results) => results.length === 1);
+    await cached.testDb.db
+      .collection('orders')
+      .updateOne({ ulid: aliceOrder!.ulid }, { $set: { payment_status: 'pending', updated_at: new Date() } });
+    for (const stream of [first, second])
+      await stream.waitFor((results) =>
+        results.some(
+          (result) => (result.data?.order as { paymentStatus?: string })?.paymentStatus === 'PENDING',
+        ),
+      );
+    expect((await cached.graphql('{ __typename }', {}, alice)).status).toBe(200);
+    expect((await cached.graphql('{ __typename }', {}, alice)).status).toBe(200);
+    // The fifth request of the minute, a subscription, is refused like any other.
+    const refused = await subscribe(cached.url, ORDER, { ulid: aliceOrder!.ulid }, alice);
+    expect(refused.status).toBe(429);
+    for (const stream of [first, second, refused]) stream.close();
   });
 });
