@@ -52,7 +52,10 @@ export async function subscribe(
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const lines = frame.split('\n').filter((line) => !line.startsWith(':'));
-          const event = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
+          const event = lines
+            .find((line) => line.startsWith('event:'))
+            ?.slice(6)
+            .trim();
           const data = lines
             .filter((line) => line.startsWith('data:'))
             .map((line) => line.slice(5).trim())
