@@ -15,6 +15,7 @@ import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
+import { createTotalCache } from './db/total-cache';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
@@ -46,6 +47,7 @@ import type { SharedRedis } from './store/redis';
 import {
   createProcessResponseStore,
   createRedisResponseStore,
+  purgeOnChange,
   type ResponseStore,
 } from './store/response-store';
 
@@ -115,10 +117,13 @@ export function createApp(deps: AppDependencies): App {
   }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
-  const responseStore = (): ResponseStore =>
-    redis
-      ? createRedisResponseStore(redis, config.responseCacheBudget)
-      : createProcessResponseStore(config.responseCacheBudget);
+  const sharedStore = redis && createRedisResponseStore(redis, config.responseCacheBudget);
+  const stores = new Set<ResponseStore>();
+  const responseStore = (): ResponseStore => {
+    const store = sharedStore ?? createProcessResponseStore(config.responseCacheBudget);
+    stores.add(store);
+    return store;
+  };
   const cacheOn = config.responseCacheTtlMs > 0;
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
@@ -132,12 +137,14 @@ export function createApp(deps: AppDependencies): App {
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
   const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };
+  const totals = createTotalCache();
   const contextDeps = {
     products: guardRepository(
       'products',
       createProductRepository(database.db, {
         maxTimeMS: timeoutMs,
-        pendingSince: deps.productFeed && (() => deps.productFeed?.handledBefore()),
+        feed: deps.productFeed,
+        totals,
       }),
       guard,
     ),
@@ -166,7 +173,7 @@ export function createApp(deps: AppDependencies): App {
     );
   }
 
-  return createYoga<Record<string, unknown>, AppContext>({
+  const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -293,6 +300,14 @@ export function createApp(deps: AppDependencies): App {
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],
   });
+  const { productFeed } = deps;
+  if (productFeed) {
+    // Every instance follows the feed and purges its own caches (and the shared one: idempotent).
+    // The second purge waits out requests that read before the change (one database deadline).
+    purgeOnChange((listener) => productFeed.subscribe(listener), [...stores], timeoutMs + 1_000);
+    productFeed.subscribe(totals.invalidate);
+  }
+  return yoga;
 }
 
 function isAdmissionOutcome(error: unknown): boolean {

@@ -49,6 +49,10 @@ export function createBoundedCache<V>({ maxBytes, maxEntryBytes }: ByteBudget) {
       totalBytes += bytes;
       return true;
     },
+    clear(): void {
+      entries.clear();
+      totalBytes = 0;
+    },
     get bytes(): number {
       return totalBytes;
     },

@@ -134,7 +134,10 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       ...config.changeFeed,
       exclude: ['search_grams'],
       onError: (error) =>
-        logger.warn({ err: error }, 'following the products failed; retrying from the saved position'),
+        logger.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'following the products failed; retrying from the saved position',
+        ),
     });
     logger.info({ mode: productFeed.mode }, 'following the products collection');
     followSearchGrams(productFeed, database.db.collection('products'));

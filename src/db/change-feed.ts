@@ -45,6 +45,12 @@ export interface ChangeFeed<Doc> {
    * search grams) treat them as not yet derived. Undefined before the first position is known.
    */
   handledBefore(): Date | undefined;
+  /**
+   * Whether the collection holds a write not yet handed to every listener (one indexed query
+   * that matches nothing while the feed is caught up). What is derived from the whole collection
+   * (a total) is exact when it says no.
+   */
+  hasUnhandled(): Promise<boolean>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */
   lagSeconds(): number;
   close(): Promise<void>;
@@ -53,6 +59,7 @@ export interface ChangeFeed<Doc> {
 export interface ChangeFeedOptions extends PollSettings {
   /** Fields left out of every document handed to listeners (e.g. the search grams). */
   exclude?: readonly string[];
+  /** The first failure of a run of them (reading, or a listener); the feed retries from its position. */
   onError?: (error: unknown) => void;
 }
 
@@ -92,6 +99,7 @@ export async function openChangeFeed<Doc extends Document>(
       return () => listeners.delete(listener);
     },
     handledBefore: follower.handledBefore,
+    hasUnhandled: follower.hasUnhandled,
     lagSeconds: follower.lagSeconds,
     close: follower.close,
   };
@@ -101,6 +109,7 @@ export async function openChangeFeed<Doc extends Document>(
 export interface Follower {
   mode: 'stream' | 'poll';
   handledBefore(): Date | undefined;
+  hasUnhandled(): Promise<boolean>;
   lagSeconds(): number;
   close(): Promise<void>;
 }

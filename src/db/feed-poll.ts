@@ -129,13 +129,17 @@ export async function pollChanges<Doc extends Document>(
     if (now !== expected) await deliver({ changes: [], unseenChanges: true });
   }
 
+  let failing = false;
   async function tick(): Promise<void> {
     try {
       while ((await readBatch()) && !closed);
       if (Date.now() - reconciledAt >= reconcileMs) await reconcile();
+      failing = false;
     } catch (error) {
-      // The next tick retries from the same watermark: nothing is skipped by an outage.
-      onError(error);
+      // The next tick retries from the same watermark: nothing is skipped by an outage, and it
+      // is told once, not every second.
+      if (!failing) onError(error);
+      failing = true;
     }
   }
 
@@ -151,6 +155,8 @@ export async function pollChanges<Doc extends Document>(
   return {
     mode: 'poll',
     handledBefore: () => mark.at,
+    hasUnhandled: async () =>
+      (await raw.findOne(pastFilter(mark), { projection: { _id: 1 }, comment: FEED_COMMENT })) !== null,
     lagSeconds: () => (behind ? Date.now() - mark.at.getTime() : Date.now() - caughtUpAt) / 1000,
     async close() {
       closed = true;

@@ -97,8 +97,13 @@ export async function streamChanges<Doc extends Document>(
   }
   void follow();
 
+  const handledBefore = () => new Date((busySince ?? brokenSince ?? Date.now()) - SETTLE_MS);
   return {
     mode: 'stream',
+    hasUnhandled: async () =>
+      (await collection.findOne({ updated_at: { $gte: handledBefore() } } as never, {
+        projection: { _id: 1 },
+      })) !== null,
     handledBefore: () => new Date((busySince ?? brokenSince ?? Date.now()) - SETTLE_MS),
     lagSeconds: () =>
       brokenSince !== undefined

@@ -15,6 +15,8 @@ import {
 } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
 import { PRIMARY_KEY, UPDATED_AT_INDEX } from './mongo';
+import type { ChangeFeed } from './change-feed';
+import type { TotalCache } from './total-cache';
 import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } from './search-pending';
 
 export interface ProductCriteria {
@@ -48,8 +50,10 @@ function withoutIds(rows: readonly Keyed[]): ProductDoc[] {
 }
 
 export interface ProductRepositoryOptions extends ReadLimits {
-  /** The products change feed's position (src/db/change-feed.ts): products written since may have stale grams. */
-  pendingSince?: () => Date | undefined;
+  /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
+  /** Totals kept until the feed reports a change (src/db/total-cache.ts); absent, every count is run. */
+  totals?: TotalCache;
 }
 /** `_id` is the product id (src/db/documents.ts): DocumentDB walks its primary key in this order. */
 const ID_ORDER = { _id: 1 } as const;
@@ -86,12 +90,12 @@ function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]):
   return { $and: clauses };
 }
 
-export function createProductRepository(db: Db, { maxTimeMS, pendingSince }: ProductRepositoryOptions = {}) {
+export function createProductRepository(db: Db, { maxTimeMS, feed, totals }: ProductRepositoryOptions = {}) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
   const products = db.collection<ProductDoc>('products');
 
-  const planSearch = createSearchPlanner(products, reads, pendingSince);
+  const planSearch = createSearchPlanner(products, reads, feed && (() => feed.handledBefore()));
   /**
    * Every page names its index: the gram index for a search read through the grams (PostgreSQL
    * estimates `$all` far too high and would walk the primary key testing every row), the primary
@@ -246,8 +250,15 @@ export function createProductRepository(db: Db, { maxTimeMS, pendingSince }: Pro
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
-      const filter = withCategory(criteria, countClauses(criteria.words, await plan(criteria)));
-      return products.countDocuments(filter, { ...reads, signal });
+      const counted = async (abort?: AbortSignal) => {
+        const filter = withCategory(criteria, countClauses(criteria.words, await plan(criteria)));
+        return products.countDocuments(filter, { ...reads, signal: abort });
+      };
+      // A kept total is exact while the feed has handed on every write; else this one counts.
+      if (!totals || !feed || (await feed.hasUnhandled())) return counted(signal);
+      // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
+      const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+      return totals.get(key, () => counted());
     },
 
     /** Offset paging for numbered pages (REST `page`/`per_page`). */

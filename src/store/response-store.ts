@@ -11,9 +11,11 @@ export interface ResponseStore {
   readonly scope: 'process' | 'shared';
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string, ttlMs: number, tags: readonly string[]): Promise<void>;
+  /** Drops every entry (the data changed under them). */
+  purge(): Promise<void>;
 }
 
-/** One process's entries, bounded in bytes; tags are not needed (entries expire within the TTL). */
+/** One process's entries, bounded in bytes; tags are not needed (a change purges them all). */
 export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
   const entries = createBoundedCache<string>(budget);
   return {
@@ -21,6 +23,9 @@ export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
     get: async (key) => entries.get(key),
     async set(key, value, ttlMs) {
       entries.set(key, value, Buffer.byteLength(value), ttlMs);
+    },
+    async purge() {
+      entries.clear();
     },
   };
 }
@@ -67,6 +72,9 @@ export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: 
       }
       await write.exec().catch(() => undefined);
     },
+    async purge() {
+      if (redis.isReady()) await purgeAll(redis).catch(() => undefined);
+    },
   };
 }
 
@@ -93,4 +101,29 @@ export async function purgeAll(redis: SharedRedis): Promise<number> {
     if (keys.length > 0) purged += await redis.client.unlink(...keys);
   } while (cursor !== '0');
   return purged;
+}
+
+/**
+ * Purges `stores` when `changed` reports a change, and once more `settleMs` later: a request that
+ * read the old data before the change and stored its answer after the first purge is dropped by
+ * the second (one slower than that is bounded by the entries' lifetime). Every change drops every
+ * entry: a new or renamed product belongs on pages that never held it, so no tag names them all.
+ */
+export function purgeOnChange(
+  subscribe: (listener: () => void) => () => void,
+  stores: readonly ResponseStore[],
+  settleMs: number,
+): () => void {
+  let again: NodeJS.Timeout | undefined;
+  const purge = () => Promise.all(stores.map((store) => store.purge()));
+  const unsubscribe = subscribe(() => {
+    void purge();
+    clearTimeout(again);
+    again = setTimeout(() => void purge(), settleMs);
+    again.unref();
+  });
+  return () => {
+    clearTimeout(again);
+    unsubscribe();
+  };
 }

@@ -181,9 +181,10 @@ describe('REST product list', () => {
     expect(countFilter(seen.commands[1] as Document)).toEqual({});
   });
 
-  it('a later page skips (page - 1) × per_page in the same find', async () => {
+  it('a later page skips (page - 1) × per_page in the same find, and reuses the total page 1 counted', async () => {
+    await commandsOf('/api/v1/products?per_page=5');
     const seen = await commandsOf('/api/v1/products?per_page=5&page=3');
-    expect(seen.names).toEqual(['aggregate', 'aggregate']);
+    expect(seen.names).toEqual(['aggregate']);
     expectListFind(seen.commands[0], 5, 10);
   });
 
@@ -195,7 +196,7 @@ describe('REST product list', () => {
   });
 
   it('a page past the end still counts (an empty page proves nothing)', async () => {
-    const seen = await commandsOf('/api/v1/products?page=9');
+    const seen = await commandsOf('/api/v1/products?page=9&category=Software');
     expect(seen.names).toEqual(['aggregate', 'aggregate']);
   });
 
@@ -233,11 +234,12 @@ describe('REST product list', () => {
 });
 
 describe('REST search', () => {
-  it('a full page: the walk, skipping in id order, and one count', async () => {
+  it('a full page: the walk, skipping in id order; the total page 1 counted is reused', async () => {
+    const first = await commandsOf('/api/v1/products/search?term=gift&per_page=2');
+    expect(first.names.length).toBeLessThanOrEqual(2);
     const seen = await commandsOf('/api/v1/products/search?term=gift&per_page=2&page=2');
-    expect(seen.names).toHaveLength(2);
-    const words = expectSearchWalk(seen.commands[0], 2, 2);
-    expectGramsAndWords(countFilter(seen.commands[1] as Document), ['gif', 'ift'], words);
+    expect(seen.names).toHaveLength(1);
+    expectSearchWalk(seen.commands[0], 2, 2);
   });
 
   it('a partial page: the walk, then the page through the gram index', async () => {

@@ -1,0 +1,247 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { MongoClient, type Document } from 'mongodb';
+import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/catalog/search-grams';
+import { loadConfig } from '../src/config';
+import { openChangeFeed } from '../src/db/change-feed';
+import { createProductRepository } from '../src/db/product-repository';
+import { searchableTextOf } from '../src/db/search-grams-writer';
+import { createTotalCache } from '../src/db/total-cache';
+import { createLogger } from '../src/logger';
+import { startServer, type RunningServer } from '../src/server';
+import { median } from './median';
+import { descendants, totalCpuMs } from './proc';
+
+const USAGE = `Usage: node --import tsx bench/outside-writes.ts -- --uri URI --db NAME --db-pid PID [--writes N]
+
+What following other writers costs and how soon it shows (docs/benchmarks.md, "Following other
+writers"), against a seeded database another process serves (npm run db; its pid for the
+database's CPU):
+  - the feed's idle cost: the database's CPU over 20 s with no server, then with one polling;
+  - write → visible: an outside rename, then the time until a search finds it, until its grams
+    are current, until a cached page shows it, and until a filter's total moves;
+  - searches with nothing pending and right after 10 outside writes (feed held back a minute);
+  - pages 2-6 of a category: page + count each (before) against page + the kept total (after).`;
+
+const { values } = parseArgs({
+  options: {
+    uri: { type: 'string' },
+    db: { type: 'string' },
+    'db-pid': { type: 'string' },
+    writes: { type: 'string', default: '20' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help || !values.uri || !values.db || !values['db-pid']) {
+  console.log(USAGE);
+  process.exit(values.help ? 0 : 2);
+}
+const uri = values.uri;
+const dbName = values.db;
+const WRITES = Number(values.writes);
+const dbPids = async () => descendants(Number(values['db-pid']));
+
+const logger = createLogger('warn');
+const serverWith = (env: Record<string, string>) =>
+  startServer({
+    config: loadConfig({
+      NODE_ENV: 'test',
+      PORT: '0',
+      MONGODB_URI: uri,
+      MONGODB_DB: dbName,
+      JWT_SECRET: 'bench-secret-of-at-least-32-characters-000',
+      SEED_FIXTURES: 'false',
+      LOG_LEVEL: 'warn',
+      REQUEST_LOG: 'off',
+      ...env,
+    }),
+    logger,
+  });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ms = (value: number) => value.toFixed(1);
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function json(server: RunningServer, path: string): Promise<{ body: Document; cache: string | null }> {
+  const response = await fetch(`${server.url}${path}`);
+  return { body: (await response.json()) as Document, cache: response.headers.get('x-cache') };
+}
+
+/** Milliseconds from `since` until `check` holds (polled every 20 ms, at most 10 s). */
+async function until(since: number, check: () => Promise<boolean>): Promise<number> {
+  for (;;) {
+    if (await check()) return performance.now() - since;
+    if (performance.now() - since > 10_000) return Number.NaN;
+    await sleep(20);
+  }
+}
+
+async function idleCost(): Promise<void> {
+  const window = 20_000;
+  const measure = async () => {
+    const pids = await dbPids();
+    const before = totalCpuMs(pids, true);
+    await sleep(window);
+    return ((totalCpuMs(pids, true) - before) / window) * 100;
+  };
+  const bare = await measure();
+  const server = await serverWith({ RESPONSE_CACHE_TTL_MS: '0' });
+  await sleep(2_000);
+  const polled = await measure();
+  await server.close();
+  console.log(
+    `feed idle: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one polling every second (+${(polled - bare).toFixed(2)})`,
+  );
+}
+
+async function writeToVisible(products: import('mongodb').Collection<Document>): Promise<void> {
+  const cached = await serverWith({ RESPONSE_CACHE_TTL_MS: '60000' });
+  const uncached = await serverWith({ RESPONSE_CACHE_TTL_MS: '0' });
+  const first = (await products.find({ category_key: 'gift cards' }).sort({ _id: 1 }).limit(1).next())!;
+  const page = '/api/v1/products?category=Gift%20Cards&per_page=15';
+  const timings = {
+    search: [] as number[],
+    grams: [] as number[],
+    purge: [] as number[],
+    total: [] as number[],
+  };
+  for (let round = 0; round < WRITES; round++) {
+    const word = `zqvx${round}${Date.now().toString(36)}`;
+    await json(cached, page);
+    await json(uncached, `${page}&page=2`);
+    const totalBefore = (await json(uncached, `${page}&page=2`)).body.meta.total as number;
+    const started = performance.now();
+    await products.updateOne(
+      { _id: first._id },
+      { $set: { name: `${word} Gift Card`, updated_at: new Date() } },
+    );
+    const search = until(
+      started,
+      async () => (await json(uncached, `/api/v1/products?search=${word}`)).body.meta.total === 1,
+    );
+    const grams = until(started, async () => {
+      const doc = await products.findOne({ _id: first._id });
+      return (
+        doc?.search_grams_version === SEARCH_GRAMS_VERSION &&
+        doc.search_text_hash === searchTextHash(searchableTextOf(doc))
+      );
+    });
+    const purge = until(started, async () => JSON.stringify((await json(cached, page)).body).includes(word));
+    timings.search.push(await search);
+    timings.grams.push(await grams);
+    timings.purge.push(await purge);
+    // A product leaves the category: the kept total must move.
+    const moved = performance.now();
+    await products.updateOne(
+      { _id: first._id },
+      { $set: { category_key: 'elsewhere', updated_at: new Date() } },
+    );
+    timings.total.push(
+      await until(
+        moved,
+        async () => (await json(uncached, `${page}&page=2`)).body.meta.total === totalBefore - 1,
+      ),
+    );
+    await products.updateOne(
+      { _id: first._id },
+      { $set: { category_key: 'gift cards', updated_at: new Date() } },
+    );
+    await sleep(1_500);
+  }
+  await cached.close();
+  await uncached.close();
+  for (const [name, values] of Object.entries(timings))
+    console.log(
+      `write → ${name}: p50 ${ms(percentile(values, 50))} ms, p99 ${ms(percentile(values, 99))} ms (n=${values.length})`,
+    );
+}
+
+async function searchesPending(products: import('mongodb').Collection<Document>): Promise<void> {
+  // The feed reads once a minute: the written products stay pending for the whole measurement.
+  const server = await serverWith({ RESPONSE_CACHE_TTL_MS: '0', CHANGE_FEED_INTERVAL_MS: '60000' });
+  const terms = ['food', 'gift', 'soundwave', 'nebula'];
+  const time = async (term: string) => {
+    const started = performance.now();
+    await json(server, `/api/v1/products/search?term=${term}&per_page=15&page=2`);
+    return performance.now() - started;
+  };
+  const measure = async () => {
+    const result: Record<string, number> = {};
+    for (const term of terms) {
+      await time(term);
+      const runs: number[] = [];
+      for (let i = 0; i < 7; i++) runs.push(await time(term));
+      result[term] = median(runs);
+    }
+    return result;
+  };
+  const none = await measure();
+  const some = await products.find().sort({ _id: -1 }).limit(10).toArray();
+  for (const doc of some)
+    await products.updateOne(
+      { _id: doc._id },
+      { $set: { name: `${doc.name as string} Food`, updated_at: new Date() } },
+    );
+  const pending = await measure();
+  await server.close();
+  for (const term of terms)
+    console.log(
+      `search "${term}" page 2: ${ms(none[term]!)} ms with nothing pending, ${ms(pending[term]!)} ms with 10 products written since the feed's last read (×${(pending[term]! / none[term]!).toFixed(2)})`,
+    );
+}
+
+async function laterPages(client: MongoClient): Promise<void> {
+  const db = client.db(dbName);
+  const criteria = { words: [], category: 'Gift Cards' };
+  const feed = await openChangeFeed(db, 'products', {
+    intervalMs: 1_000,
+    batchSize: 500,
+    reconcileMs: 10_000,
+  });
+  const plain = createProductRepository(db);
+  // Each page asks the feed whether anything is unhandled (one indexed query), then takes the kept total.
+  const kept = createProductRepository(db, { feed, totals: createTotalCache() });
+  const pages = async (repository: typeof plain) => {
+    await repository.findPage(criteria, 0, 15);
+    await repository.count(criteria);
+    const runs: number[] = [];
+    for (let page = 2; page <= 6; page++) {
+      const started = performance.now();
+      await Promise.all([repository.findPage(criteria, (page - 1) * 15, 15), repository.count(criteria)]);
+      runs.push(performance.now() - started);
+    }
+    return median(runs);
+  };
+  const before: number[] = [];
+  const after: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    before.push(await pages(plain));
+    after.push(await pages(kept));
+  }
+  console.log(
+    `pages 2-6 of category=Gift Cards (page + total): ${ms(median(before))} ms counting each page → ${ms(median(after))} ms with the kept total`,
+  );
+}
+
+const client = await MongoClient.connect(uri);
+const products = client.db(dbName).collection<Document>('products');
+console.log(
+  `${await products.estimatedDocumentCount()} products; load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+await idleCost();
+await laterPages(client);
+await searchesPending(products);
+await writeToVisible(products);
+console.log(
+  `load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+await client.close();
