@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Document } from 'mongodb';
-import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/catalog/search-grams';
+import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/db/search-grams';
 import { loadConfig } from '../src/config';
 import { openChangeFeed } from '../src/db/change-feed';
 import { createProductRepository } from '../src/db/product-repository';
