@@ -126,7 +126,6 @@ const envSchema = z.object({
   COMPRESSION_MIN_BYTES: wholeNumber(0, 104_857_600).default(1_024),
   LIVE_SUBSCRIPTIONS_PER_CUSTOMER: wholeNumber(1, 10_000).default(10),
   LIVE_SUBSCRIPTIONS_PER_INSTANCE: wholeNumber(0, 1_000_000).default(10_000),
-  LIVE_QUEUED_ORDERS: wholeNumber(1, 100_000).default(100),
   // Read here only to decide whether tracing is on; the OpenTelemetry SDK reads the OTEL_* itself.
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
@@ -203,11 +202,8 @@ export interface Config {
   tracing: boolean;
   rateLimit: RateLimitConfig;
   persistedOperations: PersistedOperationsConfig;
-  /**
-   * Bounds of the live order subscriptions (src/db/live-orders.ts): open per customer and per
-   * instance (0 turns subscriptions off), and changed orders one slow reader may have waiting.
-   */
-  liveOrders: { perCustomer: number; perInstance: number; queuedOrders: number };
+  /** Live order subscriptions open at once (src/db/live-orders.ts); 0 per instance: none. */
+  liveOrders: { perCustomer: number; perInstance: number };
 }
 
 export interface RateLimitConfig {
@@ -393,7 +389,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     liveOrders: Object.freeze({
       perCustomer: values.LIVE_SUBSCRIPTIONS_PER_CUSTOMER,
       perInstance: values.LIVE_SUBSCRIPTIONS_PER_INSTANCE,
-      queuedOrders: values.LIVE_QUEUED_ORDERS,
     }),
     tracing:
       values.OTEL_SDK_DISABLED !== 'true' &&

@@ -24,8 +24,8 @@ export interface LiveOrderLimits {
   perCustomer: number;
   /** Open subscriptions on this instance. */
   perInstance: number;
-  /** Distinct changed orders waiting for one reader before its stream ends. */
-  queuedOrders: number;
+  /** Distinct changed orders waiting for one reader before its stream ends (default 100). */
+  queuedOrders?: number;
 }
 
 /** Which subscribers a changed order is offered to: one order's, one customer's, or every list's. */
@@ -54,6 +54,12 @@ export function fingerprintOf(order: OrderDoc): string {
   ];
   return createHash('sha1').update(JSON.stringify(fields)).digest('base64url');
 }
+
+/**
+ * Changed orders one reader may have waiting: an order page's stream has one order, a customer's
+ * a handful; a support desk that falls this far behind resubscribes.
+ */
+const QUEUED_ORDERS = 100;
 
 /** setTimeout's longest delay; a later expiry re-arms. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -114,7 +120,7 @@ export function createLiveOrders(source: OrderChangeSource, limits: LiveOrderLim
       perCustomer.set(request.customerId, ofCustomer + 1);
       let timer: NodeJS.Timeout | undefined;
       let unroute = () => {};
-      const stream = createLiveOrderStream(limits.queuedOrders, () => {
+      const stream = createLiveOrderStream(limits.queuedOrders ?? QUEUED_ORDERS, () => {
         clearTimeout(timer);
         unroute();
         open.delete(subscriber);
