@@ -317,7 +317,9 @@ function isAdmissionOutcome(error: unknown): boolean {
 
 /** One operation, not a subscription: what graphql-jit runs. */
 function isSingleQuery(document: DocumentNode): boolean {
-  const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  const operations = document.definitions.filter(
+    (definition) => definition.kind === Kind.OPERATION_DEFINITION,
+  );
   return operations.length === 1 && operations[0]?.operation !== OperationTypeNode.SUBSCRIPTION;
 }
 
