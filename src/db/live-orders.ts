@@ -108,7 +108,7 @@ export function createLiveOrders(source: OrderChangeSource, limits: LiveOrderLim
     open(request: LiveOrderRequest): LiveOrderStream {
       if (open.size >= limits.perInstance) {
         throw tooManySubscriptions(
-          `This server has ${limits.perInstance} live subscriptions open, its limit: subscribe again in a moment.`,
+          `This server holds its limit of ${limits.perInstance} live subscriptions: subscribe again in a moment.`,
         );
       }
       const ofCustomer = perCustomer.get(request.customerId) ?? 0;

@@ -125,7 +125,7 @@ describe('live orders hub', () => {
     live.open(ofCustomer('a'));
     expect(() => live.open(ofCustomer('a'))).toThrow(/At most 2 live subscriptions per customer/);
     live.open(ofCustomer('b'));
-    expect(() => live.open(ofCustomer('c'))).toThrow(/3 live subscriptions open/);
+    expect(() => live.open(ofCustomer('c'))).toThrow(/its limit of 3 live subscriptions/);
     expect(live.count()).toBe(3);
   });
 
