@@ -117,6 +117,26 @@ describe('subscription viewerOrders', () => {
   });
 });
 
+describe('filters', () => {
+  it('refuses what the lists refuse: customerId on viewerOrders, a bad currency on orders', async () => {
+    const mine = await live(
+      `subscription { viewerOrders(filter: { customerId: "cus_bob" }) { ulid } }`,
+      {},
+      alice,
+    );
+    const desk = await live(`subscription { orders(filter: { currency: "euro" }) { ulid } }`, {}, support);
+    for (const subscription of [mine, desk]) await subscription.ended;
+    expect([mine, desk].map((subscription) => codeOf(subscription.results[0]))).toEqual([
+      'BAD_USER_INPUT',
+      'BAD_USER_INPUT',
+    ]);
+    expect(desk.results[0]?.errors?.[0]?.extensions?.errors).toEqual({
+      'filter.currency': ['The currency filter must be a three-letter currency code.'],
+    });
+    expect(server.liveOrders.count()).toBe(0);
+  });
+});
+
 describe('subscription orders(filter:)', () => {
   it('needs orders:read:all, and sends the changes that match the filter', async () => {
     const customer = await live(`subscription { orders { ulid } }`, {}, alice);
