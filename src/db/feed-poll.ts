@@ -155,8 +155,15 @@ export async function pollChanges<Doc extends Document>(
   return {
     mode: 'poll',
     handledBefore: () => mark.at,
+    // Sorted as the poll reads: a bare findOne was a scan of the collection (150 ms at 100k).
     hasUnhandled: async () =>
-      (await raw.findOne(pastFilter(mark), { projection: { _id: 1 }, comment: FEED_COMMENT })) !== null,
+      (
+        await raw
+          .find(pastFilter(mark), { projection: { _id: 1 }, comment: FEED_COMMENT })
+          .sort({ updated_at: 1, _id: 1 })
+          .limit(1)
+          .toArray()
+      ).length > 0,
     lagSeconds: () => (behind ? Date.now() - mark.at.getTime() : Date.now() - caughtUpAt) / 1000,
     async close() {
       closed = true;
