@@ -38,7 +38,12 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics, registerFeedLagGauge, registerUnindexedGauge } from './observability/metrics';
+import {
+  createMetrics,
+  registerFeedLagGauge,
+  registerLiveSubscriptionsGauge,
+  registerUnindexedGauge,
+} from './observability/metrics';
 import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
@@ -114,6 +119,7 @@ export function createApp(deps: AppDependencies): App {
   if (metrics) {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
     if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
+    if (deps.liveOrders) registerLiveSubscriptionsGauge(metrics.registry, deps.liveOrders.count);
   }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.

@@ -177,8 +177,12 @@ describe('a stream ends', () => {
     );
     await waitUntil(() => server.liveOrders.count() === 3, 5_000);
     expect(server.liveOrders.count()).toBe(3);
+    const gauge = async () =>
+      /^live_subscriptions (\d+)$/m.exec(await (await server.request('/metrics')).text())?.[1];
+    expect(await gauge()).toBe('3');
     for (const subscription of subscriptions) subscription.close();
     expect(await waitUntil(() => server.liveOrders.count() === 0, 5_000)).toBe(true);
+    expect(await gauge()).toBe('0');
   });
 });
 
