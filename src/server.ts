@@ -147,7 +147,9 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       onError: (error) =>
         logger.warn({ err: error }, 'following the orders failed; retrying from the saved position'),
     });
-    const liveOrders = createLiveOrders(orderFeed, config.liveOrders);
+    const liveOrders = createLiveOrders(orderFeed, config.liveOrders, (error) =>
+      logger.warn({ err: error }, 'a changed order could not be offered to its live subscribers; skipped'),
+    );
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver(
       { ...config.jwt, secret },

@@ -74,7 +74,15 @@ function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): () => void {
   };
 }
 
-export function createLiveOrders(source: OrderChangeSource, limits: LiveOrderLimits) {
+/**
+ * `onFailure` hears of an order the hub could not offer (a document no rule here expected): it is
+ * skipped, so one document never holds up the feed (which hands a failed batch on again).
+ */
+export function createLiveOrders(
+  source: OrderChangeSource,
+  limits: LiveOrderLimits,
+  onFailure: (error: unknown) => void = () => undefined,
+) {
   const byUlid = new Map<string, Set<Subscriber>>();
   const byCustomer = new Map<string, Set<Subscriber>>();
   const lists = new Set<Subscriber>();
@@ -99,7 +107,12 @@ export function createLiveOrders(source: OrderChangeSource, limits: LiveOrderLim
 
   const stopListening = source.subscribe(({ changes }) => {
     for (const { document } of changes) {
-      if (document && typeof document.ulid === 'string') offer(document);
+      if (!document || typeof document.ulid !== 'string') continue;
+      try {
+        offer(document);
+      } catch (error) {
+        onFailure(error);
+      }
     }
   });
 

@@ -13,9 +13,16 @@ import { FIXTURE_CUSTOMERS, FIXTURE_ORDERS } from '../../seed/fixtures';
 
 type Listener = Parameters<OrderChangeSource['subscribe']>[0];
 
-function hub(limits = { perCustomer: 10, perInstance: 100, queuedOrders: 3 }) {
+function hub(
+  limits = { perCustomer: 10, perInstance: 100, queuedOrders: 3 },
+  onFailure?: (error: unknown) => void,
+) {
   let listener: Listener | undefined;
-  const live = createLiveOrders({ subscribe: (added) => ((listener = added), () => undefined) }, limits);
+  const live = createLiveOrders(
+    { subscribe: (added) => ((listener = added), () => undefined) },
+    limits,
+    onFailure,
+  );
   const write = (...documents: OrderDoc[]) =>
     listener?.({ changes: documents.map((document) => ({ _id: document.ulid, document })) });
   return { live, write };
@@ -127,6 +134,18 @@ describe('live orders hub', () => {
     live.open(ofCustomer('b'));
     expect(() => live.open(ofCustomer('c'))).toThrow(/its limit of 3 live subscriptions/);
     expect(live.count()).toBe(3);
+  });
+
+  it('skips a document it cannot offer, and offers the rest of the batch', async () => {
+    const failures: unknown[] = [];
+    const { live, write } = hub(undefined, (error) => failures.push(error));
+    const desk = live.open({ customerId: 'desk', route: 'all', matches: (o) => o.items.length >= 0 });
+    write(
+      { ...changed(order!, {}), items: null } as unknown as OrderDoc,
+      changed(other!, { fulfillment_status: 'refunded' }),
+    );
+    expect(await ready(desk)).toEqual(['refunded']);
+    expect(failures).toHaveLength(1);
   });
 
   it('ends every stream with the given error on endAll', async () => {
