@@ -132,6 +132,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     // Every instance follows the catalogue (src/db/change-feed.ts): its grams, and its caches.
     productFeed = await openChangeFeed<Document>(database.db, 'products', {
       ...config.changeFeed,
+      maxTimeMS: config.mongo.timeoutMs,
       exclude: ['search_grams'],
       onError: (error) =>
         logger.warn(

@@ -57,6 +57,8 @@ export interface ChangeFeed<Doc> {
 }
 
 export interface ChangeFeedOptions extends PollSettings {
+  /** Server-side bound of each of the feed's reads (MONGODB_TIMEOUT_MS). */
+  maxTimeMS?: number;
   /** Fields left out of every document handed to listeners (e.g. the search grams). */
   exclude?: readonly string[];
   /** The first failure of a run of them (reading, or a listener); the feed retries from its position. */
@@ -80,10 +82,16 @@ export async function openChangeFeed<Doc extends Document>(
     for (const listener of [...listeners]) await listener(batch);
   };
   const projection = Object.fromEntries((options.exclude ?? []).map((field) => [field, 0]));
-  const watermarks = createWatermarkStore(db, collection);
+  const watermarks = createWatermarkStore(db, collection, options.maxTimeMS);
   const onError = options.onError ?? (() => undefined);
   const follower = (await hasChangeStreams(db))
-    ? await streamChanges<Doc>(db.collection<Doc>(collection), { projection, watermarks, deliver, onError })
+    ? await streamChanges<Doc>(db.collection<Doc>(collection), {
+        projection,
+        watermarks,
+        deliver,
+        onError,
+        maxTimeMS: options.maxTimeMS,
+      })
     : await pollChanges<Doc>(db.collection<Doc>(collection), {
         ...options,
         projection,

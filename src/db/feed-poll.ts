@@ -20,6 +20,7 @@ export interface PollSettings {
 }
 
 interface PollOptions<Doc> extends PollSettings {
+  maxTimeMS?: number;
   projection: Document;
   watermarks: WatermarkStore;
   deliver: (batch: FeedBatch<Doc>) => Promise<void>;
@@ -38,9 +39,9 @@ interface Watermark {
 }
 
 /** The newest document now: where a feed with no saved position starts (the past is the backfill's). */
-async function newest(collection: Collection<Document>): Promise<Watermark> {
+async function newest(collection: Collection<Document>, reads: object): Promise<Watermark> {
   const [row] = await collection
-    .find({ updated_at: { $type: 'date' } }, { projection: { _id: 1, updated_at: 1 }, comment: FEED_COMMENT })
+    .find({ updated_at: { $type: 'date' } }, { projection: { _id: 1, updated_at: 1 }, ...reads })
     .sort({ updated_at: -1, _id: -1 })
     .limit(1)
     .toArray();
@@ -77,14 +78,15 @@ export async function pollChanges<Doc extends Document>(
 ): Promise<Follower> {
   const { intervalMs, batchSize, reconcileMs, projection, watermarks, deliver, onError } = options;
   const raw = collection as unknown as Collection<Document>;
+  const reads = { comment: FEED_COMMENT, ...(options.maxTimeMS ? { maxTimeMS: options.maxTimeMS } : {}) };
   const saved = await watermarks.load();
   let mark: Watermark = saved?.updated_at
     ? { at: saved.updated_at, idsAt: saved.ids_at ?? [] }
-    : await newest(raw);
+    : await newest(raw, reads);
   if (!saved?.updated_at) await watermarks.save(positionOf(mark));
   let caughtUpAt = Date.now();
   let behind = false;
-  let count = await raw.countDocuments({}, { comment: FEED_COMMENT });
+  let count = await raw.countDocuments({}, reads);
   /** Documents created since the last count, as seen by the feed. */
   let inserted = new Set<string>();
   let reconciledAt = Date.now();
@@ -96,7 +98,7 @@ export async function pollChanges<Doc extends Document>(
   async function readBatch(): Promise<boolean> {
     const started = Date.now();
     const rows = await raw
-      .find(pastFilter(mark), { projection, comment: FEED_COMMENT })
+      .find(pastFilter(mark), { projection, ...reads })
       .sort({ updated_at: 1, _id: 1 })
       .limit(batchSize)
       .toArray();
@@ -121,7 +123,7 @@ export async function pollChanges<Doc extends Document>(
    */
   async function reconcile(): Promise<void> {
     const started = Date.now();
-    const now = await raw.countDocuments({}, { comment: FEED_COMMENT });
+    const now = await raw.countDocuments({}, reads);
     const expected = count + inserted.size;
     count = now;
     inserted = new Set();
@@ -159,7 +161,7 @@ export async function pollChanges<Doc extends Document>(
     hasUnhandled: async () =>
       (
         await raw
-          .find(pastFilter(mark), { projection: { _id: 1 }, comment: FEED_COMMENT })
+          .find(pastFilter(mark), { projection: { _id: 1 }, ...reads })
           .sort({ updated_at: 1, _id: 1 })
           .limit(1)
           .toArray()

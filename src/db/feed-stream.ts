@@ -5,7 +5,7 @@ import {
   type Collection,
   type Document,
 } from 'mongodb';
-import type { FeedBatch, Follower } from './change-feed';
+import { FEED_COMMENT, type FeedBatch, type Follower } from './change-feed';
 import type { WatermarkStore } from './feed-watermarks';
 
 /**
@@ -15,6 +15,7 @@ import type { WatermarkStore } from './feed-watermarks';
  */
 
 interface StreamOptions<Doc> {
+  maxTimeMS?: number;
   projection: Document;
   watermarks: WatermarkStore;
   deliver: (batch: FeedBatch<Doc>) => Promise<void>;
@@ -31,7 +32,7 @@ const HISTORY_LOST = 286;
 
 export async function streamChanges<Doc extends Document>(
   collection: Collection<Doc>,
-  { projection, watermarks, deliver, onError }: StreamOptions<Doc>,
+  { projection, watermarks, deliver, onError, maxTimeMS }: StreamOptions<Doc>,
 ): Promise<Follower> {
   const excluded = Object.keys(projection);
   let resumeAfter = (await watermarks.load())?.resume_token;
@@ -103,8 +104,10 @@ export async function streamChanges<Doc extends Document>(
     hasUnhandled: async () =>
       (await collection.findOne({ updated_at: { $gte: handledBefore() } } as never, {
         projection: { _id: 1 },
+        comment: FEED_COMMENT,
+        maxTimeMS,
       })) !== null,
-    handledBefore: () => new Date((busySince ?? brokenSince ?? Date.now()) - SETTLE_MS),
+    handledBefore,
     lagSeconds: () =>
       brokenSince !== undefined
         ? (Date.now() - brokenSince) / 1000

@@ -31,11 +31,11 @@ export interface WatermarkStore {
   save(position: FeedPosition): Promise<void>;
 }
 
-export function createWatermarkStore(db: Db, collection: string): WatermarkStore {
+export function createWatermarkStore(db: Db, collection: string, maxTimeMS?: number): WatermarkStore {
   const positions = db.collection<PositionDoc>(POSITIONS_COLLECTION);
   return {
     async load() {
-      const found = await positions.findOne({ _id: collection }, { comment: FEED_COMMENT });
+      const found = await positions.findOne({ _id: collection }, { comment: FEED_COMMENT, maxTimeMS });
       if (!found) return undefined;
       const { _id, ...position } = found;
       return position;
