@@ -145,8 +145,12 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     // Live subscriptions follow the orders' change feed: one read per interval for all of them.
     orderFeed = await openChangeFeed<OrderDoc>(database.db, 'orders', {
       ...config.changeFeed,
+      maxTimeMS: config.mongo.timeoutMs,
       onError: (error) =>
-        logger.warn({ err: error }, 'following the orders failed; retrying from the saved position'),
+        logger.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'following the orders failed; retrying from the saved position',
+        ),
     });
     const liveOrders = createLiveOrders(orderFeed, config.liveOrders, (error) =>
       logger.warn({ err: error }, 'a changed order could not be offered to its live subscribers; skipped'),
