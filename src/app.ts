@@ -1,7 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { GraphQLError, Kind, type DocumentNode } from 'graphql';
+import { GraphQLError, Kind, OperationTypeNode, type DocumentNode } from 'graphql';
 import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Document } from 'mongodb';
 import type { ViewerResolver } from './auth/tokens';
@@ -9,6 +9,7 @@ import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
+import type { LiveOrders } from './db/live-orders';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -40,7 +41,12 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics, registerFeedLagGauge, registerUnindexedGauge } from './observability/metrics';
+import {
+  createMetrics,
+  registerFeedLagGauge,
+  registerLiveSubscriptionsGauge,
+  registerUnindexedGauge,
+} from './observability/metrics';
 import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
@@ -64,6 +70,8 @@ export interface AppDependencies {
   redis?: SharedRedis;
   /** The database in words, for the start page; the process entry knows which it opened. */
   databaseDescription?: string;
+  /** The live orders hub (src/db/live-orders.ts); absent: subscriptions answer SERVICE_UNAVAILABLE. */
+  liveOrders?: LiveOrders;
   /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
   productFeed?: ChangeFeed<Document>;
   /** Extra plugins that answer before the APIs (e.g. the API docs). */
@@ -118,6 +126,7 @@ export function createApp(deps: AppDependencies): App {
   if (metrics) {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
     if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
+    if (deps.liveOrders) registerLiveSubscriptionsGauge(metrics.registry, deps.liveOrders.count);
   }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
@@ -165,6 +174,7 @@ export function createApp(deps: AppDependencies): App {
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),
     resolveViewer,
+    liveOrders: deps.liveOrders,
     storeLocale: config.storeLocale,
   };
 
@@ -293,7 +303,9 @@ export function createApp(deps: AppDependencies): App {
       // Compiles each distinct document once (the REST operations included) into a fast executor.
       // It caches per document, not per operation, so a document with several operations (as
       // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
-      useGraphQlJit({}, { enableIf: ({ document }) => operationCount(document) === 1 }),
+      // Subscriptions too: graphql-jit's subscribe gave the field's `subscribe` no arguments (a
+      // filtered live list sent every order), and a live stream's one plan is no hot path.
+      useGraphQlJit({}, { enableIf: ({ document }) => isSingleQuery(document) }),
       ...(cacheOn
         ? graphqlResponseCachePlugins({
             ttlMs: config.responseCacheTtlMs,
@@ -342,8 +354,12 @@ function isAdmissionOutcome(error: unknown): boolean {
   return original instanceof DatabaseBusyError || original instanceof RequestAbandonedError;
 }
 
-function operationCount(document: DocumentNode): number {
-  return document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length;
+/** One operation, not a subscription: what graphql-jit runs. */
+function isSingleQuery(document: DocumentNode): boolean {
+  const operations = document.definitions.filter(
+    (definition) => definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  return operations.length === 1 && operations[0]?.operation !== OperationTypeNode.SUBSCRIPTION;
 }
 
 /**

@@ -83,6 +83,8 @@ export interface Config {
   tracing: boolean;
   rateLimit: RateLimitConfig;
   persistedOperations: PersistedOperationsConfig;
+  /** Live order subscriptions open at once (src/db/live-orders.ts); 0 per instance: none. */
+  liveOrders: { perCustomer: number; perInstance: number };
 }
 
 export interface RateLimitConfig {
@@ -273,6 +275,10 @@ export function loadConfig(
         : undefined,
     }),
     compressionMinBytes: values.COMPRESSION_MIN_BYTES,
+    liveOrders: Object.freeze({
+      perCustomer: values.LIVE_SUBSCRIPTIONS_PER_CUSTOMER,
+      perInstance: values.LIVE_SUBSCRIPTIONS_PER_INSTANCE,
+    }),
     tracing:
       values.OTEL_SDK_DISABLED !== 'true' &&
       (values.OTEL_EXPORTER_OTLP_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined,

@@ -1,5 +1,6 @@
 import type { Viewer } from './auth/viewer';
 import type { ViewerResolver } from './auth/tokens';
+import type { LiveOrders } from './db/live-orders';
 import type { OrderRepository } from './db/order-repository';
 import type { ProductRepository } from './db/product-repository';
 
@@ -11,6 +12,8 @@ export interface AppContext {
   viewerConsulted(): boolean;
   products: ProductRepository;
   orders: OrderRepository;
+  /** The live orders hub of this instance (subscriptions); absent where nothing follows the orders. */
+  liveOrders?: LiveOrders;
   /** Locale of `localizedDecimal` / `localized_decimal`. */
   storeLocale: string;
   /**
@@ -29,6 +32,7 @@ export interface ContextDependencies {
   products: (signal?: AbortSignal) => ProductRepository;
   orders: (signal?: AbortSignal) => OrderRepository;
   resolveViewer: ViewerResolver;
+  liveOrders?: LiveOrders;
   storeLocale: string;
 }
 
@@ -39,6 +43,7 @@ export function createContext(request: Request, deps: ContextDependencies): AppC
     viewerConsulted: () => viewer !== undefined,
     products: deps.products(request.signal),
     orders: deps.orders(request.signal),
+    liveOrders: deps.liveOrders,
     storeLocale: deps.storeLocale,
   };
 }

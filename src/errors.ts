@@ -40,3 +40,30 @@ export function badUserInput(errors: FieldErrors) {
     extensions: { code: 'BAD_USER_INPUT', errors },
   });
 }
+
+/** A live subscription refused at its start: the client's or this instance's bound is reached. */
+export function tooManySubscriptions(message: string) {
+  return createGraphQLError(message, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } });
+}
+
+/** A live subscription's last event when its reader fell too far behind to be kept. */
+export function subscriberTooSlow(queued: number) {
+  return createGraphQLError(
+    `More than ${queued} changed orders waited for this subscription to read them: it ended; subscribe again.`,
+    { extensions: { code: 'SUBSCRIBER_TOO_SLOW' } },
+  );
+}
+
+/** A live subscription's last event when its token expires. */
+export function tokenExpired() {
+  return createGraphQLError('The token has expired: subscribe again with a fresh one.', {
+    extensions: { code: 'UNAUTHENTICATED' },
+  });
+}
+
+/** A live subscription's last event when this instance shuts down: subscribe again (to another one). */
+export function shuttingDown(retryAfterSeconds: number) {
+  return createGraphQLError(`The server is shutting down: subscribe again in ${retryAfterSeconds} s.`, {
+    extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: retryAfterSeconds },
+  });
+}

@@ -1,5 +1,5 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { validate, type GraphQLError, type ValidationContext } from 'graphql';
+import { validate, type ExecutionArgs, type GraphQLError, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { estimateCost } from './graphql-cost';
 import { documentNestsDeeperThan, nestsDeeperThan } from './graphql-nesting';
@@ -44,20 +44,28 @@ const report = {
   onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)],
 };
 
-/** Refuses an operation whose estimated cost (which needs the variables) is over the limit. */
+/**
+ * Refuses an operation whose estimated cost (which needs the variables) is over the limit. A
+ * subscription is checked once, when it starts: each event then runs its selection set again.
+ */
 function useQueryCost(maxCost: number, skip: (context: unknown) => boolean): Plugin {
+  const refusal = (cost: number) => ({
+    errors: [
+      createGraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${Math.ceil(cost)}.`, {
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400, spec: true } },
+      }),
+    ],
+  });
+  const costOf = (args: ExecutionArgs) =>
+    skip(args.contextValue) ? 0 : estimateCost(args.document, args.operationName, args.variableValues);
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      if (skip(args.contextValue)) return;
-      const cost = estimateCost(args.document, args.operationName, args.variableValues);
-      if (cost <= maxCost) return;
-      setResultAndStopExecution({
-        errors: [
-          createGraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${Math.ceil(cost)}.`, {
-            extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400, spec: true } },
-          }),
-        ],
-      });
+      const cost = costOf(args);
+      if (cost > maxCost) setResultAndStopExecution(refusal(cost));
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const cost = costOf(args);
+      if (cost > maxCost) setResultAndStopExecution(refusal(cost));
     },
   };
 }

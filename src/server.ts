@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp, type App } from './app';
@@ -6,6 +6,9 @@ import { resolveJwtSecret } from './auth/dev-secret';
 import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
 import type { Db, Document } from 'mongodb';
+import type { OrderDoc } from './db/documents';
+import { createLiveOrders, type LiveOrders } from './db/live-orders';
+import { shuttingDown } from './errors';
 import type { EmbeddedDatabase } from './engine';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { countUnindexed, SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from './db/product-search';
@@ -27,6 +30,8 @@ export interface RunningServer {
   embedded?: EmbeddedDatabase;
   /** The shared store, when REDIS_URL is set. */
   redis?: SharedRedis;
+  /** The live order subscriptions of this instance. */
+  liveOrders: LiveOrders;
   /** Stops accepting, lets in-flight requests finish (up to the deadline), then closes the database. */
   close(deadlineMs?: number): Promise<void>;
 }
@@ -43,6 +48,22 @@ export interface StartOptions {
 
 /** The least time a socket may be idle (no byte read or written) before it is closed. */
 const SOCKET_IDLE_TIMEOUT_MS = 15_000;
+/**
+ * An event stream (a live subscription) is silent between Yoga's pings, every 12 s: its socket
+ * may be idle for two of them. One whose reader stops reading still goes at this timeout.
+ */
+const EVENT_STREAM_IDLE_TIMEOUT_MS = 30_000;
+/** What a live subscription ended by shutdown is told: subscribe again after this many seconds. */
+const RESUBSCRIBE_AFTER_S = 5;
+
+/** The idle timeout of a request that asks for an event stream, not the server's. */
+function eventStreamsIdleLonger(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.headers.accept?.includes('text/event-stream'))
+      req.socket.setTimeout(EVENT_STREAM_IDLE_TIMEOUT_MS);
+    listener(req, res);
+  };
+}
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
@@ -90,6 +111,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
   let database: Database | undefined;
   let productFeed: ChangeFeed<Document> | undefined;
+  let orderFeed: ChangeFeed<OrderDoc> | undefined;
   // Connects in the background: a Redis that is down at start only means going without it.
   const redis = config.redisUrl ? connectRedis({ url: config.redisUrl, logger }) : undefined;
   try {
@@ -124,6 +146,19 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     });
     logger.info({ mode: productFeed.mode }, 'following the products collection');
     followSearchGrams(productFeed, database.db.collection('products'));
+    // Live subscriptions follow the orders' change feed: one read per interval for all of them.
+    orderFeed = await openChangeFeed<OrderDoc>(database.db, 'orders', {
+      ...config.changeFeed,
+      maxTimeMS: config.mongo.timeoutMs,
+      onError: (error) =>
+        logger.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'following the orders failed; retrying from the saved position',
+        ),
+    });
+    const liveOrders = createLiveOrders(orderFeed, config.liveOrders, (error) =>
+      logger.warn({ err: error }, 'a changed order could not be offered to its live subscribers; skipped'),
+    );
     const secret = await resolveJwtSecret(config);
     const resolveViewer = createViewerResolver(
       { ...config.jwt, secret },
@@ -156,13 +191,18 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       redis,
       databaseDescription,
       productFeed,
+      liveOrders,
       plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
       bodiesLimitedUpstream: true,
     });
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000, ...NODE_SERVER_OPTIONS },
-      drain.wrap(oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes }))),
+      drain.wrap(
+        eventStreamsIdleLonger(
+          oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
+        ),
+      ),
     );
     answerClientErrors(server, (code) => logger.info({ code }, 'client error'));
     // A socket with nothing read or written for this long is closed, with whatever it held: a
@@ -175,7 +215,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     let closing: Promise<void> | undefined;
     const db = database;
-    const feed = productFeed;
+    const feeds = [productFeed, orderFeed];
     // /readyz turns 503 and every response says `Connection: close`; the listener closes; in-flight
     // requests finish and their sockets close after the answer; idle keep-alive sockets close once
     // no request has been open for a moment (node:http's close() destroyed them at once, and a
@@ -184,6 +224,9 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     const close = (deadlineMs = config.shutdownDeadlineMs): Promise<void> =>
       (closing ??= (async () => {
         drain.start(() => server.closeIdleConnections());
+        // Each live subscription gets a last event that says when to subscribe again, and completes.
+        const streams = liveOrders.endAll(shuttingDown(RESUBSCRIBE_AFTER_S));
+        if (streams > 0) logger.info({ streams }, 'shutdown: ended the live subscriptions');
         const drained = new Promise<void>((resolve) =>
           net.Server.prototype.close.call(server, () => resolve()),
         );
@@ -197,7 +240,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await drained;
         clearTimeout(deadline);
         clearTimeout(cutTimer);
-        await feed.close();
+        liveOrders.close();
+        for (const feed of feeds) await feed.close();
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
@@ -205,9 +249,10 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         await embedded?.stop();
       })());
 
-    return { url, port: address.port, app, http: server, database, embedded, redis, close };
+    return { url, port: address.port, app, http: server, database, embedded, redis, liveOrders, close };
   } catch (error) {
     await productFeed?.close();
+    await orderFeed?.close();
     await database?.close().catch(() => undefined);
     await redis?.close();
     await embedded?.stop();

@@ -50,7 +50,12 @@ export function createViewerResolver(
         ? jwtVerify(token, key, options)
         : jwtVerify(token, key, options));
       if (typeof payload.sub !== 'string' || payload.sub === '') return INVALID;
-      const viewer: Viewer = { kind: 'customer', customerId: payload.sub, scopes: scopesOf(payload) };
+      const viewer: Viewer = {
+        kind: 'customer',
+        customerId: payload.sub,
+        scopes: scopesOf(payload),
+        ...(payload.exp === undefined ? {} : { expiresAt: payload.exp * 1000 }),
+      };
       verified.set(token, viewer, token.length, rememberFor(payload, options.clockTolerance));
       return viewer;
     } catch {

@@ -2,7 +2,13 @@
 export type Viewer =
   | { kind: 'anonymous' }
   | { kind: 'invalid' }
-  | { kind: 'customer'; customerId: string; scopes: ReadonlySet<string> };
+  | {
+      kind: 'customer';
+      customerId: string;
+      scopes: ReadonlySet<string>;
+      /** The token's `exp` in ms since the epoch, when it has one: a live subscription ends then. */
+      expiresAt?: number;
+    };
 
 export const ANONYMOUS: Viewer = { kind: 'anonymous' };
 export const INVALID: Viewer = { kind: 'invalid' };

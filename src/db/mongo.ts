@@ -108,6 +108,8 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
     { key: { customer_id: 1 }, name: 'customer_id_1' },
     { key: { payment_status: 1 }, name: 'payment_status_1' },
     { key: { fulfillment_status: 1 }, name: 'fulfillment_status_1' },
+    // The orders change feed's poll (src/db/change-feed.ts), which the live subscriptions follow.
+    { key: { updated_at: 1 }, name: 'updated_at_1' },
   ],
 };
 

@@ -94,6 +94,25 @@ export function orderFilter(criteria: OrderCriteria, window?: OrderWindow): Filt
 /** A condition on `_id`, which the driver's types take for an ObjectId. */
 const onKeys = (condition: unknown) => ({ _id: condition }) as Filter<Document>;
 
+/**
+ * The same criteria as `orderFilter`, decided in memory for one order (the live subscriptions,
+ * src/db/live-orders.ts, match the feed's documents with it): the two sit together so they cannot
+ * drift. A created_at that is not a date matches no created_at bound, as in the database.
+ */
+export function matchesOrderCriteria(criteria: OrderCriteria, order: OrderDoc): boolean {
+  if (criteria.customerId !== undefined && order.customer_id !== criteria.customerId) return false;
+  if (criteria.paymentStatuses && !criteria.paymentStatuses.includes(order.payment_status)) return false;
+  if (criteria.fulfillmentStatuses && !criteria.fulfillmentStatuses.includes(order.fulfillment_status))
+    return false;
+  if (criteria.currency !== undefined && order.currency !== criteria.currency) return false;
+  if (criteria.createdAfter || criteria.createdBefore) {
+    const created = order.created_at instanceof Date ? order.created_at.getTime() : Number.NaN;
+    if (criteria.createdAfter && !(created > criteria.createdAfter.getTime())) return false;
+    if (criteria.createdBefore && !(created < criteria.createdBefore.getTime())) return false;
+  }
+  return true;
+}
+
 /** Orders an order list walks newest-first before it reads its filter's index instead. */
 export const RECENT_WALK = 2_000;
 

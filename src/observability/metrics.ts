@@ -181,3 +181,15 @@ export function registerFeedLagGauge(
     },
   });
 }
+
+/** Live order subscriptions open on this instance (its bound: LIVE_SUBSCRIPTIONS_PER_INSTANCE). */
+export function registerLiveSubscriptionsGauge(registry: Registry, count: () => number): void {
+  new Gauge({
+    name: 'live_subscriptions',
+    help: 'Live order subscriptions (GraphQL over SSE) open on this instance.',
+    registers: [registry],
+    collect() {
+      this.set(count());
+    },
+  });
+}

@@ -5,5 +5,6 @@ import './product';
 import './catalog-counts';
 import './order';
 import './order-list';
+import './order-live';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -25,7 +25,7 @@ const ULID_KEY = new RegExp(ULID_PATTERN);
 const CURRENCY_CODE = /^[A-Za-z]{3}$/;
 const MAX_CUSTOMER_ID_LENGTH = 255;
 
-interface OrderFilterInput {
+export interface OrderFilterInput {
   paymentStatus?: OrderDoc['payment_status'][] | null;
   fulfillmentStatus?: OrderDoc['fulfillment_status'][] | null;
   createdAfter?: Date | null;
@@ -34,7 +34,7 @@ interface OrderFilterInput {
   customerId?: string | null;
 }
 
-const OrderFilter = builder.inputType('OrderFilter', {
+export const OrderFilter = builder.inputType('OrderFilter', {
   description:
     'Narrows an order list. Every given member must match; a list member matches any of its values.',
   fields: (t) => ({
@@ -59,7 +59,7 @@ function distinctSorted<T extends string>(errors: FieldErrors, member: string, v
 }
 
 /** The filter as repository criteria; BAD_USER_INPUT lists every member that is wrong. */
-function criteriaOf(filter: OrderFilterInput | null | undefined, errors: FieldErrors): OrderCriteria {
+export function criteriaOf(filter: OrderFilterInput | null | undefined, errors: FieldErrors): OrderCriteria {
   const criteria: OrderCriteria = {};
   if (!filter) return criteria;
   if (filter.paymentStatus)
