@@ -53,7 +53,7 @@ export interface AppDependencies {
   isDraining?: () => boolean;
   /** The fleet's shared store (REDIS_URL); absent: every cache and limit is per process. */
   redis?: SharedRedis;
-  /** Extra plugins that answer before the APIs (e.g. the API docs). */
+  /** Extra plugins that answer before the APIs, after the rate limits (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
   tracing?: AppTracing;
@@ -213,7 +213,6 @@ export function createApp(deps: AppDependencies): App {
           ]
         : []),
       useStartPage({ graphiql }),
-      ...(deps.plugins ?? []),
       useClientErrors({ logger }),
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
       // GraphQL request, so its contract is untouched.
@@ -228,6 +227,7 @@ export function createApp(deps: AppDependencies): App {
         clientKey,
         isTrusted: isRestExecution,
       }),
+      ...(deps.plugins ?? []),
       ...(graphiql
         ? [
             useGraphiql({

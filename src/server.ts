@@ -153,7 +153,9 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger,
       isDraining: () => drain.draining,
       redis,
-      plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
+      plugins: [
+        useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
+      ],
       bodiesLimitedUpstream: true,
     });
 

@@ -17,15 +17,16 @@ export interface RateLimitOptions {
 type Api = 'rest' | 'graphql';
 
 /**
- * Only the APIs are counted: health checks, /metrics, the docs and the OpenAPI document are not (a
- * monitor or a browser loading assets must not spend a client's budget). GraphiQL's page is: it is
- * 9 MB and one request per visit.
+ * The APIs and the pages are counted: every kind of answer an anonymous client can ask for again
+ * and again (GraphiQL's 9 MB page, the docs' 1.7 MB bundle) spends its budget. Health checks and
+ * /metrics are not (a monitor must never be refused). The pages answer a refusal in REST's shape.
  */
 function countedApi(url: URL): Api | undefined {
-  if (url.pathname.startsWith('/api/v1/') || url.pathname === '/api/v1') {
-    return url.pathname === '/api/v1/openapi.json' ? undefined : 'rest';
-  }
-  return url.pathname === '/graphql' || url.pathname === '/graphql/' ? 'graphql' : undefined;
+  const { pathname } = url;
+  if (pathname === '/graphql' || pathname === '/graphql/') return 'graphql';
+  if (pathname.startsWith('/api/v1/') || pathname === '/api/v1' || pathname.startsWith('/docs'))
+    return 'rest';
+  return undefined;
 }
 
 export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimitOptions): Plugin {
