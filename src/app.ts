@@ -266,7 +266,11 @@ export function createApp(deps: AppDependencies): App {
         onUnexpectedError: (error, request) =>
           errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
       }),
-      useResponseLimit({ maxBytes: config.maxResponseBytes }),
+      useResponseLimit({
+        maxBytes: config.maxResponseBytes,
+        maxBytesInFlight: config.maxResponseBytesInFlight,
+        onOverBudget: () => metrics?.refusals.inc({ reason: 'response-bytes' }),
+      }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],

@@ -96,6 +96,7 @@ const envSchema = z.object({
   INTROSPECTION: z.enum(['true', 'false']).optional(),
   MAX_BODY_BYTES: wholeNumber(1_024, 10_485_760).default(102_400),
   MAX_RESPONSE_BYTES: wholeNumber(1_024, 104_857_600).default(2_097_152),
+  MAX_RESPONSE_BYTES_IN_FLIGHT: wholeNumber(1_024, 4_294_967_296).default(33_554_432),
   SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
@@ -170,6 +171,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Largest GraphQL answer (a batch's together) sent; past it a 400 RESPONSE_TOO_LARGE. */
   maxResponseBytes: number;
+  /** Bytes of JSON answers built and not yet written out, per process; past it a 503. */
+  maxResponseBytesInFlight: number;
   /** Prometheus metrics and /metrics; off: neither is collected nor served. */
   metrics: boolean;
   /** One log line per request at info. */
@@ -261,6 +264,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       problems.push('JWT_ALGORITHMS: HS* algorithms need JWT_SECRET, not JWT_JWKS_URL');
     }
   }
+  if (values.MAX_RESPONSE_BYTES_IN_FLIGHT < values.MAX_RESPONSE_BYTES) {
+    problems.push('MAX_RESPONSE_BYTES_IN_FLIGHT: must be at least MAX_RESPONSE_BYTES (one answer must fit)');
+  }
   if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
     problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
   }
@@ -344,6 +350,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,
     maxResponseBytes: values.MAX_RESPONSE_BYTES,
+    maxResponseBytesInFlight: values.MAX_RESPONSE_BYTES_IN_FLIGHT,
     metrics: values.METRICS === 'on',
     requestLog: values.REQUEST_LOG === 'on',
     metricsToken: values.METRICS_TOKEN,

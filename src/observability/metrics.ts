@@ -12,6 +12,8 @@ export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   cacheLookups: Counter<'result'>;
+  /** Work refused to keep the process within a bound, by which bound (e.g. `response-bytes`). */
+  refusals: Counter<'reason'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
@@ -61,6 +63,13 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     name: 'response_cache_lookups_total',
     help: 'Response cache lookups by result (hit or miss).',
     labelNames: ['result'] as const,
+    registers: [registry],
+  });
+
+  const refusals = new Counter({
+    name: 'bounded_refusals_total',
+    help: 'Requests, connections or answers refused to keep the process within a bound, by bound.',
+    labelNames: ['reason'] as const,
     registers: [registry],
   });
 
@@ -128,7 +137,7 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     },
   });
 
-  return { registry, httpDuration, cacheLookups, observeQuery, plugin };
+  return { registry, httpDuration, cacheLookups, refusals, observeQuery, plugin };
 }
 
 /**
