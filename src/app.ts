@@ -63,6 +63,8 @@ export interface AppDependencies {
    * GraphQL request's CPU). Unset (yoga.fetch in-process), Yoga limits bodies itself.
    */
   bodiesLimitedUpstream?: boolean;
+  /** Connections refused by the caps in front (src/limits/connection-caps.ts), for the metrics. */
+  connectionRefusals?: () => Readonly<Record<string, number>>;
 }
 
 export interface AppTracing {
@@ -93,7 +95,10 @@ export function createApp(deps: AppDependencies): App {
   const { config, database, resolveViewer, logger, redis } = deps;
   const persistedDocuments = knownDocuments(config.persistedOperations);
   const metrics = config.metrics
-    ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
+    ? createMetrics({
+        operationNames: operationNames(persistedDocuments.values()),
+        externalRefusals: deps.connectionRefusals,
+      })
     : undefined;
   const errorLog = createErrorLog(logger);
   if (metrics)

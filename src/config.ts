@@ -57,6 +57,8 @@ const perMinute = wholeNumber(0, 100_000_000);
 
 /** Production defaults of the per-client limits (0 = off, the default elsewhere). */
 const PRODUCTION_RATE_LIMITS = { requestsPerMinute: 600, costPerMinute: 1_000_000 };
+/** Production defaults of the connection caps (0 = off, the default elsewhere). */
+const PRODUCTION_CONNECTION_CAPS = { perServer: 10_000, perAddress: 256 };
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -113,6 +115,8 @@ const envSchema = z.object({
   RATE_LIMIT_REQUESTS_PER_MINUTE: perMinute.optional(),
   RATE_LIMIT_COST_PER_MINUTE: perMinute.optional(),
   RATE_LIMIT_FAIL_OPEN: z.enum(['true', 'false']).default('true'),
+  MAX_CONNECTIONS: wholeNumber(0, 1_000_000).optional(),
+  MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(0, 1_000_000).optional(),
   TRUSTED_PROXIES: optionalText,
   PERSISTED_OPERATIONS: z.enum(['off', 'apq', 'trusted-only']).default('off'),
   PERSISTED_OPERATIONS_MANIFEST: optionalText,
@@ -197,6 +201,8 @@ export interface Config {
    */
   tracing: boolean;
   rateLimit: RateLimitConfig;
+  /** Open connections per process and per client address (trusted proxies exempt); 0 = no cap. */
+  connectionCaps: { perServer: number; perAddress: number };
   persistedOperations: PersistedOperationsConfig;
 }
 
@@ -371,6 +377,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
         values.RATE_LIMIT_COST_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.costPerMinute : 0),
       failOpen: values.RATE_LIMIT_FAIL_OPEN === 'true',
       trustedProxies: Object.freeze(trustedProxies) as string[],
+    }),
+    connectionCaps: Object.freeze({
+      perServer: values.MAX_CONNECTIONS ?? (production ? PRODUCTION_CONNECTION_CAPS.perServer : 0),
+      perAddress:
+        values.MAX_CONNECTIONS_PER_ADDRESS ?? (production ? PRODUCTION_CONNECTION_CAPS.perAddress : 0),
     }),
     persistedOperations: Object.freeze({
       mode: values.PERSISTED_OPERATIONS,

@@ -13,6 +13,7 @@ import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
+import { capConnections } from './limits/connection-caps';
 import type { Logger } from './logger';
 import { watchProductChanges } from './db/product-changes';
 import { connectRedis, type SharedRedis } from './store/redis';
@@ -157,6 +158,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
       ],
       bodiesLimitedUpstream: true,
+      connectionRefusals: () => caps.refused(),
     });
 
     const server = createServer(
@@ -164,6 +166,15 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       drain.wrap(oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes }))),
     );
     answerClientErrors(server, (code) => logger.info({ code }, 'client error'));
+    const caps = capConnections(server, {
+      ...config.connectionCaps,
+      trustedProxies: config.rateLimit.trustedProxies,
+      onRefused: (reason, connections) =>
+        logger.warn(
+          { reason, connections },
+          'connections refused: a connection cap (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS) is reached',
+        ),
+    });
     // A socket with nothing read or written for this long is closed, with whatever it held: a
     // client that never reads its answer stalls the writes (150 such held 1.6 GB, never let go).
     // It must outlast a request's silent database work (several reads of MONGODB_TIMEOUT_MS each).

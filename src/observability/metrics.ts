@@ -47,7 +47,14 @@ function operationLabels(knownNames: ReadonlySet<string>) {
  * `operationNames`: the names the operationName label may carry (the persisted documents'); any
  * other is counted as "other".
  */
-export function createMetrics({ operationNames }: { operationNames: ReadonlySet<string> }): Metrics {
+export function createMetrics({
+  operationNames,
+  externalRefusals,
+}: {
+  operationNames: ReadonlySet<string>;
+  /** Running totals of refusals counted elsewhere, by reason. */
+  externalRefusals?: () => Readonly<Record<string, number>>;
+}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -66,11 +73,20 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     registers: [registry],
   });
 
+  // Refusals counted outside the app (the connection caps, before any request) are added at each scrape.
+  const seen = new Map<string, number>();
   const refusals = new Counter({
     name: 'bounded_refusals_total',
     help: 'Requests, connections or answers refused to keep the process within a bound, by bound.',
     labelNames: ['reason'] as const,
     registers: [registry],
+    collect() {
+      for (const [reason, total] of Object.entries(externalRefusals?.() ?? {})) {
+        const delta = total - (seen.get(reason) ?? 0);
+        if (delta > 0) this.inc({ reason }, delta);
+        seen.set(reason, total);
+      }
+    },
   });
 
   const dbDuration = new Histogram({
