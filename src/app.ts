@@ -33,7 +33,7 @@ import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics, registerUnindexedGauge } from './observability/metrics';
+import { createMetrics, registerRedisCircuit, registerUnindexedGauge } from './observability/metrics';
 import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -103,6 +103,7 @@ export function createApp(deps: AppDependencies): App {
   const errorLog = createErrorLog(logger);
   if (metrics)
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
+  if (metrics && redis) registerRedisCircuit(metrics.registry, redis);
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
   const responseStore = (): ResponseStore =>

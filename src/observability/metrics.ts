@@ -172,3 +172,29 @@ export function registerUnindexedGauge(registry: Registry, count: () => Promise<
     },
   });
 }
+
+/** The shared store's circuit: open (Redis skipped after repeated timeouts) and how often it opened. */
+export function registerRedisCircuit(
+  registry: Registry,
+  redis: { isReady(): boolean; circuitTrips(): number },
+) {
+  let seen = 0;
+  new Counter({
+    name: 'redis_circuit_trips_total',
+    help: 'Times this process began skipping Redis after repeated command timeouts.',
+    registers: [registry],
+    collect() {
+      const trips = redis.circuitTrips();
+      if (trips > seen) this.inc(trips - seen);
+      seen = trips;
+    },
+  });
+  new Gauge({
+    name: 'redis_available',
+    help: '1 while Redis is connected and answering, 0 while this process goes without it.',
+    registers: [registry],
+    collect() {
+      this.set(redis.isReady() ? 1 : 0);
+    },
+  });
+}
