@@ -122,7 +122,7 @@ export function createApp(deps: AppDependencies): App {
     scan: createLane('scan', limits),
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
-  const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };
+  const guard = { timeoutMs, queueWaitMs: QUEUE_WAIT_MS, laneOf, observe: metrics?.observeQuery };
   const contextDeps = {
     products: guardRepository(
       'products',
