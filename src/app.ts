@@ -266,7 +266,9 @@ export function createApp(deps: AppDependencies): App {
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
-        pageCache: cacheOn ? createPageCache(responseStore(), config.responseCacheTtlMs) : undefined,
+        pageCache: cacheOn
+          ? createPageCache(responseStore(), config.responseCacheTtlMs, staleWhileRevalidateSeconds * 1000)
+          : undefined,
         publicCacheControl,
         onCacheLookup: countCacheLookup,
         onUnexpectedError: (error, request) =>

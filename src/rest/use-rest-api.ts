@@ -106,16 +106,17 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     const baseUrl = publicBaseUrl ?? url.origin;
     const cacheKey = `${baseUrl}${url.pathname}${url.search}`;
     const cached = await cache?.get(cacheKey);
-    if (cache) onCacheLookup(cached ? 'hit' : 'miss');
+    const fresh = cached && !cached.stale ? cached : undefined;
+    if (cache) onCacheLookup(fresh ? 'hit' : 'miss');
     const ifNoneMatch = request.headers.get('if-none-match');
     const headers = endpoint.cacheable
       ? {
           'cache-control': publicCacheControl,
           vary: 'Accept-Encoding',
-          ...(cache ? { 'x-cache': cached ? 'HIT' : 'MISS' } : {}),
+          ...(cache ? { 'x-cache': fresh ? 'HIT' : 'MISS' } : {}),
         }
       : PRIVATE;
-    if (cached) return conditionalJsonResponse(cached, ifNoneMatch, headers);
+    if (fresh) return conditionalJsonResponse(fresh, ifNoneMatch, headers);
 
     const document = started!.documents.get(endpoint)!;
     const variables = endpoint.variables(input.value, params);
@@ -129,7 +130,11 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
         return { entry: cache.put(cacheKey, json, productTagsOf(body as Record<string, unknown>)) };
       });
       if (rendered.entry) return conditionalJsonResponse(rendered.entry, ifNoneMatch, headers);
-      return errorResponse(rendered.result);
+      const refused = errorResponse(rendered.result);
+      // The refill cannot run now: the page it would replace, while it is young enough.
+      if (cached && refused.status === 503)
+        return conditionalJsonResponse(cached, ifNoneMatch, { ...headers, 'x-cache': 'STALE' });
+      return refused;
     }
 
     const result = await run(document, variables);
