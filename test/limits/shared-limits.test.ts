@@ -202,7 +202,7 @@ describe('client addresses behind a trusted proxy', () => {
   });
 });
 
-describe('the GraphQL cost budget', () => {
+describe('the cost budget', () => {
   let server: TestServer;
   let redis: TestRedis;
   const query = '{ products(first: 10) { edges { node { id name } } } }';
@@ -222,7 +222,7 @@ describe('the GraphQL cost budget', () => {
     await redis?.stop();
   });
 
-  it('refuses an operation once the minute’s estimated cost is spent, and never charges /api/v1', async () => {
+  it('refuses an operation once the minute’s estimated cost is spent, on either API', async () => {
     const answers: number[] = [];
     for (let i = 0; i < 3; i++) answers.push((await graphql(server, {}, query)).response.status);
     expect(answers).toEqual([200, 200, 429]);
@@ -231,7 +231,10 @@ describe('the GraphQL cost budget', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     expect(Number(refused.response.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.response.headers.get('ratelimit-limit')).toBe(String(budget));
-    expect((await rest(server)).status).toBe(200);
+    // /api/v1 spends the same budget (issue 28 row 8; before, it was never charged).
+    const restRefused = await rest(server);
+    expect(restRefused.status).toBe(429);
+    expect(await restRefused.json()).toEqual({ message: 'Too Many Attempts.' });
   });
 });
 
