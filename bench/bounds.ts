@@ -1,0 +1,135 @@
+/**
+ * Issue 28 rows 5, 6 and 10 as figures, on a production-mode server (bench database, 2,020
+ * products): peak RSS while 300 connections ask for the docs bundle in br (row 5) and for a cached
+ * 1 MB GraphQL batch in br (row 6), and p50 and throughput of cached REST reads while the shared
+ * Redis is SIGSTOPped (row 10). Loopback only; each phase a few seconds.
+ *
+ *   node --import tsx bench/bounds.ts [--seconds 8]
+ *
+ * The caps that would refuse the load generator itself (one address, one client) are lifted:
+ * MAX_CONNECTIONS_PER_ADDRESS and the rate limits.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import { openBenchDatabase } from './database';
+import { peakRssMb, resetPeakRss, rssMb } from './proc';
+import { startServerProcess, type SharedServerEnv } from './servers';
+import { startRedis } from '../test/support/redis';
+
+const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
+const DATA_DIR = path.join(import.meta.dirname, '.data');
+const SPEC = { seed: 21, products: 2_020, orders: 2_000 };
+const { values: args } = parseArgs({
+  options: { seconds: { type: 'string', default: '8' }, only: { type: 'string' } },
+});
+const runs = (row: string) => !args.only || args.only === row;
+const seconds = Number(args.seconds);
+const log = (line: string) => console.log(line);
+
+const FIELDS =
+  'id databaseId name brandId brandName categoryName channel createdAt updatedAt url region ' +
+  'discountPercentage isPermanentOutOfStock description shortDescription notes images tags variant { ' +
+  'id databaseId name price { amount currency formatted decimal localizedDecimal } ' +
+  'faceValue { amount currency formatted decimal localizedDecimal } }';
+const BATCH = JSON.stringify(
+  Array.from({ length: 10 }, () => ({
+    query: `{ products(first: 90) { edges { cursor node { ${FIELDS} } } } }`,
+  })),
+);
+
+function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+const statusesOf = (result: autocannon.Result) =>
+  `2xx ${result['2xx']}, non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts}`;
+
+const db = await openBenchDatabase({
+  spec: SPEC,
+  dbName: 'storefront_attacks',
+  dataDir: path.join(DATA_DIR, 'db'),
+  log,
+});
+const redis = await startRedis();
+try {
+  const env: SharedServerEnv = {
+    MONGODB_URI: db.uri,
+    MONGODB_DB: db.dbName,
+    JWT_SECRET,
+    PUBLIC_BASE_URL: 'http://127.0.0.1:4000',
+  };
+  const server = await startServerProcess('ours', {
+    env,
+    logDir: path.join(DATA_DIR, 'bounds-logs'),
+    extraEnv: { REDIS_URL: redis.url, MAX_CONNECTIONS_PER_ADDRESS: '0', RESPONSE_CACHE_TTL_MS: '600000' },
+  });
+  try {
+    const rssPhase = async (name: string, options: autocannon.Options) => {
+      await sleep(1_000);
+      const before = rssMb(server.pid)!;
+      resetPeakRss(server.pid);
+      const result = await load({ connections: 300, duration: seconds, ...options });
+      await sleep(500);
+      log(
+        `${name}: RSS ${before.toFixed(0)} MB → peak ${peakRssMb(server.pid)!.toFixed(0)} MB, after ${rssMb(server.pid)!.toFixed(0)} MB; ` +
+          `${statusesOf(result)}; ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms`,
+      );
+    };
+
+    // Row 5.
+    if (runs('5'))
+      await rssPhase('row 5, docs bundle br, 300 connections', {
+        url: `${server.origin}/docs/assets/swagger-ui-bundle.js`,
+        headers: { 'accept-encoding': 'br' },
+      });
+
+    // Row 6: stored first, then asked in br by 300 connections at once.
+    for (let attempt = 0; attempt < (runs('6') ? 3 : 0); attempt++) {
+      const response = await fetch(`${server.origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: BATCH,
+      });
+      const bytes = (await response.arrayBuffer()).byteLength;
+      if (attempt === 0) log(`row 6 batch answer: ${response.status}, ${bytes} bytes`);
+    }
+    if (runs('6'))
+      await rssPhase('row 6, cached 1 MB batch br, 300 connections', {
+        url: `${server.origin}/graphql`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'accept-encoding': 'br' },
+        body: BATCH,
+      });
+
+    // Row 10: cached REST reads, 20 connections; Redis SIGSTOPped for the second run.
+    if (runs('10')) {
+      const rest = { url: `${server.origin}/api/v1/products?per_page=15`, connections: 20 };
+      await sleep(3_000);
+      await load({ ...rest, duration: 1 });
+      const normal = await load({ ...rest, duration: 4 });
+      log(
+        `row 10, Redis answering: p50 ${normal.latency.p50} ms, ${normal.requests.average.toFixed(0)} req/s; ${statusesOf(normal)}`,
+      );
+      redis.pause();
+      try {
+        await load({ ...rest, duration: 1 });
+        const stalled = await load({ ...rest, duration: Math.max(4, seconds - 1) });
+        log(
+          `row 10, Redis SIGSTOPped (after its first second): p50 ${stalled.latency.p50} ms, ` +
+            `${stalled.requests.average.toFixed(0)} req/s; ${statusesOf(stalled)}`,
+        );
+      } finally {
+        redis.resume();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await redis.stop();
+  await db.stop();
+}
