@@ -6,8 +6,8 @@
  *
  *   node --import tsx bench/bounds.ts [--seconds 8]
  *
- * The caps that would refuse the load generator itself (one address, one client) are lifted:
- * MAX_CONNECTIONS_PER_ADDRESS and the rate limits.
+ * The caps that would refuse the load generator itself (one address, one client) are lifted by
+ * bench/servers.ts: MAX_CONNECTIONS_PER_ADDRESS and the rate limits.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -65,7 +65,7 @@ try {
   const server = await startServerProcess('ours', {
     env,
     logDir: path.join(DATA_DIR, 'bounds-logs'),
-    extraEnv: { REDIS_URL: redis.url, MAX_CONNECTIONS_PER_ADDRESS: '0', RESPONSE_CACHE_TTL_MS: '600000' },
+    extraEnv: { REDIS_URL: redis.url, RESPONSE_CACHE_TTL_MS: '600000' },
   });
   try {
     const rssPhase = async (name: string, options: autocannon.Options) => {
