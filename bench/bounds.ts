@@ -16,7 +16,9 @@ import autocannon from 'autocannon';
 import { openBenchDatabase } from './database';
 import { peakRssMb, resetPeakRss, rssMb } from './proc';
 import { startServerProcess, type SharedServerEnv } from './servers';
+import { uniqueTerm } from '../test/support/attacks';
 import { startRedis } from '../test/support/redis';
+import { execFileSync } from 'node:child_process';
 
 const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
 const DATA_DIR = path.join(import.meta.dirname, '.data');
@@ -125,6 +127,56 @@ try {
       } finally {
         redis.resume();
       }
+    }
+    // Row 11: 20 clients of uncached searches; every PostgreSQL process SIGSTOPped for 8 s.
+    if (runs('11')) {
+      const postgres = (await db.serverPids()).filter((pid) => {
+        try {
+          return /postgres/.test(
+            execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }),
+          );
+        } catch {
+          return false;
+        }
+      });
+      const answers: { status: number; ms: number }[] = [];
+      let running = true;
+      const clients = Array.from({ length: 20 }, async () => {
+        while (running) {
+          const started = performance.now();
+          let status = 0;
+          try {
+            const response = await fetch(
+              `${server.origin}/api/v1/products/search?term=${uniqueTerm()}&per_page=15`,
+              {
+                signal: AbortSignal.timeout(30_000),
+              },
+            );
+            await response.arrayBuffer();
+            status = response.status;
+          } catch {
+            status = 0;
+          }
+          answers.push({ status, ms: performance.now() - started });
+          if (status !== 200) await sleep(50);
+        }
+      });
+      await sleep(1_000);
+      const stoppedAt = answers.length;
+      for (const pid of postgres) process.kill(pid, 'SIGSTOP');
+      await sleep(8_000);
+      for (const pid of postgres) process.kill(pid, 'SIGCONT');
+      await sleep(3_000);
+      running = false;
+      await Promise.all(clients);
+      const during = answers.slice(stoppedAt);
+      const worst = Math.max(...during.map((answer) => answer.ms));
+      const counts = new Map<number, number>();
+      for (const { status } of during) counts.set(status, (counts.get(status) ?? 0) + 1);
+      log(
+        `row 11, ${postgres.length} PostgreSQL processes SIGSTOPped 8 s under 20 clients: worst answer ${Math.round(worst)} ms; ` +
+          `statuses ${JSON.stringify(Object.fromEntries(counts))}`,
+      );
     }
   } finally {
     await server.stop();

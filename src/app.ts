@@ -89,6 +89,8 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
 /** A new request whose query would wait longer than this for its lane is answered 503 at once. */
 const QUEUE_WAIT_MS = 1_000;
+/** All of a request's database calls end within MONGODB_TIMEOUT_MS + this of its first (src/db/deadline.ts). */
+const REQUEST_GRACE_MS = 500;
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
@@ -122,7 +124,7 @@ export function createApp(deps: AppDependencies): App {
     scan: createLane('scan', limits),
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
-  const guard = { timeoutMs, queueWaitMs: QUEUE_WAIT_MS, laneOf, observe: metrics?.observeQuery };
+  const guard = { timeoutMs, graceMs: REQUEST_GRACE_MS, laneOf, observe: metrics?.observeQuery };
   const contextDeps = {
     products: guardRepository(
       'products',

@@ -31,9 +31,10 @@ export interface GuardOptions<T> {
   timeoutMs: number;
   /**
    * All of one request's calls, queueing included, end within `timeoutMs` + this of its first
-   * call's start (MONGODB_TIMEOUT_MS + 1 s, the README's bound), however many it makes in a row.
+   * call's start, however many it makes in a row: the answer then leaves within the README's
+   * MONGODB_TIMEOUT_MS + 1 s, the rest of the second being the answer's own way out.
    */
-  queueWaitMs: number;
+  graceMs: number;
   /** The admission lane of each method (src/db/admission.ts). */
   laneOf: (method: keyof T & string) => Lane;
   observe?: QueryObserver;
@@ -58,7 +59,7 @@ const requestDeadlines = new WeakMap<object, number>();
 export function guardRepository<T extends AsyncMethods>(
   name: string,
   repository: T,
-  { timeoutMs, queueWaitMs, laneOf, observe }: GuardOptions<T>,
+  { timeoutMs, graceMs, laneOf, observe }: GuardOptions<T>,
 ): (signal?: AbortSignal) => T {
   const timed = observe ? instrumented(name, repository, observe) : repository;
   const methods = Object.keys(repository).map((method) => ({
@@ -77,7 +78,7 @@ export function guardRepository<T extends AsyncMethods>(
       bound[method] = async (...args: unknown[]) => {
         let deadline = requestDeadlines.get(deadlineKey);
         if (deadline === undefined) {
-          deadline = performance.now() + timeoutMs + queueWaitMs;
+          deadline = performance.now() + timeoutMs + graceMs;
           requestDeadlines.set(deadlineKey, deadline);
         }
         const left = deadline - performance.now();

@@ -13,7 +13,7 @@ import { startDelayingProxy, type DelayingProxy } from '../support/delaying-prox
  * with the 3 s default). The real repository on the real database, its replies held by a proxy.
  */
 const TIMEOUT_MS = 1_000;
-const QUEUE_WAIT_MS = 500;
+const GRACE_MS = 500;
 
 let testDb: TestDatabase;
 let proxy: DelayingProxy;
@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 describe('a request’s database deadline', () => {
-  it('ends calls in a row at MONGODB_TIMEOUT_MS + the queue wait from the first, not one timeout each', async () => {
+  it('ends calls in a row at MONGODB_TIMEOUT_MS + a grace from the first, not one timeout each', async () => {
     const lane = createLane('scan', {
       concurrency: 4,
       queue: 10,
@@ -43,7 +43,7 @@ describe('a request’s database deadline', () => {
     });
     const bind = guardRepository('products', createProductRepository(viaProxy.db), {
       timeoutMs: TIMEOUT_MS,
-      queueWaitMs: QUEUE_WAIT_MS,
+      graceMs: GRACE_MS,
       laneOf: () => lane,
     });
     // Connections opened and the plan warm, on another request.
@@ -63,8 +63,8 @@ describe('a request’s database deadline', () => {
     const elapsed = performance.now() - started;
     // Before: four calls of 0.6 s each, 2.4 s for one request, with no error.
     expect(failure).toBeInstanceOf(DatabaseTimeoutError);
-    expect(elapsed).toBeLessThan(TIMEOUT_MS + QUEUE_WAIT_MS + 300);
-    expect(elapsed).toBeGreaterThan(TIMEOUT_MS + QUEUE_WAIT_MS - 300);
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + GRACE_MS + 300);
+    expect(elapsed).toBeGreaterThan(TIMEOUT_MS + GRACE_MS - 300);
     // Another request has its own deadline.
     expect(await bind(new AbortController().signal).findByIds([2])).toHaveLength(1);
   });
