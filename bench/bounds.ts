@@ -1,10 +1,11 @@
 /**
- * Issue 28 rows 5, 6 and 10 as figures, on a production-mode server (bench database, 2,020
+ * Issue 28 rows 5, 6, 10 and 11 as figures, on a production-mode server (bench database, 2,020
  * products): peak RSS while 300 connections ask for the docs bundle in br (row 5) and for a cached
  * 1 MB GraphQL batch in br (row 6), and p50 and throughput of cached REST reads while the shared
- * Redis is SIGSTOPped (row 10). Loopback only; each phase a few seconds.
+ * Redis is SIGSTOPped (row 10), and the worst answer while every PostgreSQL process is (row 11).
+ * Loopback only; each phase a few seconds.
  *
- *   node --import tsx bench/bounds.ts [--seconds 8]
+ *   node --import tsx bench/bounds.ts [--only 5|6|10|11] [--seconds 8]
  *
  * The caps that would refuse the load generator itself (one address, one client) are lifted by
  * bench/servers.ts: MAX_CONNECTIONS_PER_ADDRESS and the rate limits.
