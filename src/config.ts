@@ -98,7 +98,7 @@ const envSchema = z.object({
   INTROSPECTION: z.enum(['true', 'false']).optional(),
   MAX_BODY_BYTES: wholeNumber(1_024, 10_485_760).default(102_400),
   MAX_RESPONSE_BYTES: wholeNumber(1_024, 104_857_600).default(2_097_152),
-  MAX_RESPONSE_BYTES_IN_FLIGHT: wholeNumber(1_024, 4_294_967_296).default(33_554_432),
+  MAX_RESPONSE_BYTES_IN_FLIGHT: wholeNumber(1_024, 4_294_967_296).default(16_777_216),
   SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
