@@ -2,10 +2,11 @@
  * Issue 28 rows 5, 6, 10 and 11 as figures, on a production-mode server (bench database, 2,020
  * products): peak RSS while 300 connections ask for the docs bundle in br (row 5) and for a cached
  * 1 MB GraphQL batch in br (row 6), and p50 and throughput of cached REST reads while the shared
- * Redis is SIGSTOPped (row 10), and the worst answer while every PostgreSQL process is (row 11).
+ * Redis is SIGSTOPped (row 10), and the worst answer while every PostgreSQL process is (row 11);
+ * with `--only 8`, the database CPU one client of 30-word searches drives at the production limits.
  * Loopback only; each phase a few seconds.
  *
- *   node --import tsx bench/bounds.ts [--only 5|6|10|11] [--seconds 8]
+ *   node --import tsx bench/bounds.ts [--only 5|6|8|10|11] [--seconds 8]
  *
  * The caps that would refuse the load generator itself (one address, one client) are lifted by
  * bench/servers.ts: MAX_CONNECTIONS_PER_ADDRESS and the rate limits.
@@ -15,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { openBenchDatabase } from './database';
-import { peakRssMb, resetPeakRss, rssMb } from './proc';
+import { peakRssMb, resetPeakRss, rssMb, totalCpuMs } from './proc';
 import { startServerProcess, type SharedServerEnv } from './servers';
 import { uniqueTerm } from '../test/support/attacks';
 import { startRedis } from '../test/support/redis';
@@ -68,7 +69,14 @@ try {
   const server = await startServerProcess('ours', {
     env,
     logDir: path.join(DATA_DIR, 'bounds-logs'),
-    extraEnv: { REDIS_URL: redis.url, RESPONSE_CACHE_TTL_MS: '600000' },
+    extraEnv: {
+      REDIS_URL: redis.url,
+      RESPONSE_CACHE_TTL_MS: '600000',
+      // Row 8 is one client against the production limits.
+      ...(args.only === '8'
+        ? { RATE_LIMIT_REQUESTS_PER_MINUTE: '600', RATE_LIMIT_COST_PER_MINUTE: '1000000' }
+        : {}),
+    },
   });
   try {
     const rssPhase = async (name: string, options: autocannon.Options) => {
@@ -129,6 +137,37 @@ try {
         redis.resume();
       }
     }
+    // Row 8: one client (4 loops) of uncached 30-word searches for 15 s at the production limits;
+    // the database's CPU (PostgreSQL and FerretDB) over that time.
+    if (args.only === '8') {
+      // 30 words of 5 letters that occur nowhere (149 characters, under the 200 allowed).
+      const words = () =>
+        Array.from({ length: 30 }, () => `q${Math.random().toString(36).slice(2, 6).padEnd(4, 'x')}`).join(
+          ' ',
+        );
+      const pids = await db.serverPids();
+      const cpuBefore = totalCpuMs(pids, true);
+      const counts = new Map<number, number>();
+      const until = performance.now() + 15_000;
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (performance.now() < until) {
+            const response = await fetch(
+              `${server.origin}/api/v1/products/search?term=${encodeURIComponent(words())}&per_page=15`,
+            );
+            await response.arrayBuffer();
+            counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
+            if (response.status === 429) await sleep(Number(response.headers.get('retry-after') ?? 1) * 10);
+          }
+        }),
+      );
+      const cpu = totalCpuMs(await db.serverPids(), true) - cpuBefore;
+      log(
+        `row 8, one client of 30-word searches for 15 s: database CPU ${(cpu / 15_000).toFixed(2)} cores; ` +
+          `statuses ${JSON.stringify(Object.fromEntries(counts))}`,
+      );
+    }
+
     // Row 11: 20 clients of uncached searches; every PostgreSQL process SIGSTOPped for 8 s.
     if (runs('11')) {
       const postgres = (await db.serverPids()).filter((pid) => {
