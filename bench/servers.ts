@@ -142,6 +142,8 @@ export async function startServerProcess(
         // Production limits one client to 600 requests a minute: the load generator is one client.
         RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
         RATE_LIMIT_COST_PER_MINUTE: '0',
+        // And opens up to 400 connections from one address (bench/attacks.ts).
+        MAX_CONNECTIONS_PER_ADDRESS: '0',
         DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
         ...EXTRA_ENV[id],
         ...options.extraEnv,

@@ -45,6 +45,7 @@ import {
   createMetrics,
   registerFeedLagGauge,
   registerLiveSubscriptionsGauge,
+  registerRedisCircuit,
   registerUnindexedGauge,
 } from './observability/metrics';
 import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
@@ -74,7 +75,7 @@ export interface AppDependencies {
   liveOrders?: LiveOrders;
   /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
   productFeed?: ChangeFeed<Document>;
-  /** Extra plugins that answer before the APIs (e.g. the API docs). */
+  /** Extra plugins that answer before the APIs, after the rate limits (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
   tracing?: AppTracing;
@@ -84,6 +85,8 @@ export interface AppDependencies {
    * GraphQL request's CPU). Unset (yoga.fetch in-process), Yoga limits bodies itself.
    */
   bodiesLimitedUpstream?: boolean;
+  /** Connections refused by the caps in front (src/limits/connection-caps.ts), for the metrics. */
+  connectionRefusals?: () => Readonly<Record<string, number>>;
 }
 
 export interface AppTracing {
@@ -110,6 +113,8 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
 /** A new request whose query would wait longer than this for its lane is answered 503 at once. */
 const QUEUE_WAIT_MS = 1_000;
+/** All of a request's database calls end within MONGODB_TIMEOUT_MS + this of its first (src/db/deadline.ts). */
+const REQUEST_GRACE_MS = 500;
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
@@ -119,7 +124,10 @@ export function createApp(deps: AppDependencies): App {
     REST_ENDPOINTS.map((endpoint) => endpoint.document),
   );
   const metrics = config.metrics
-    ? createMetrics({ operationNames: operationNames(persistedDocuments.values()) })
+    ? createMetrics({
+        operationNames: operationNames(persistedDocuments.values()),
+        externalRefusals: deps.connectionRefusals,
+      })
     : undefined;
   const errorLog = createErrorLog(logger);
   const routeLabel = createRouteLabel((pathname) => matchEndpoint(pathname)?.endpoint.path);
@@ -127,6 +135,7 @@ export function createApp(deps: AppDependencies): App {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
     if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
     if (deps.liveOrders) registerLiveSubscriptionsGauge(metrics.registry, deps.liveOrders.count);
+    if (redis) registerRedisCircuit(metrics.registry, redis);
   }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   // One store per cache without Redis (each has its own byte budget); one shared store with it.
@@ -149,7 +158,7 @@ export function createApp(deps: AppDependencies): App {
     scan: createLane('scan', limits),
   };
   const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
-  const guard = { timeoutMs, laneOf, observe: metrics?.observeQuery };
+  const guard = { timeoutMs, graceMs: REQUEST_GRACE_MS, laneOf, observe: metrics?.observeQuery };
   const onUnreadable = createUnreadableReport(logger, (collection) =>
     metrics?.unreadableDocuments.inc({ collection }),
   );
@@ -270,7 +279,6 @@ export function createApp(deps: AppDependencies): App {
         database: deps.databaseDescription,
         publicBaseUrl: config.publicBaseUrl,
       }),
-      ...(deps.plugins ?? []),
       useClientErrors({ logger }),
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
       // GraphQL request, so its contract is untouched.
@@ -285,6 +293,7 @@ export function createApp(deps: AppDependencies): App {
         clientKey,
         isTrusted: isRestExecution,
       }),
+      ...(deps.plugins ?? []),
       ...(graphiql
         ? [
             useGraphiql({
@@ -319,7 +328,9 @@ export function createApp(deps: AppDependencies): App {
         : []),
       useRestApi({
         publicBaseUrl: config.publicBaseUrl,
-        pageCache: cacheOn ? createPageCache(responseStore(), config.responseCacheTtlMs) : undefined,
+        pageCache: cacheOn
+          ? createPageCache(responseStore(), config.responseCacheTtlMs, staleWhileRevalidateSeconds * 1000)
+          : undefined,
         publicCacheControl,
         onCacheLookup: countCacheLookup,
         onUnexpectedError: (error, request) =>
@@ -327,7 +338,11 @@ export function createApp(deps: AppDependencies): App {
       }),
       // After every plugin that answers a path of its own.
       useNotFound({ graphqlEndpoint: GRAPHQL_ENDPOINT }),
-      useResponseLimit({ maxBytes: config.maxResponseBytes }),
+      useResponseLimit({
+        maxBytes: config.maxResponseBytes,
+        maxBytesInFlight: config.maxResponseBytesInFlight,
+        onOverBudget: () => metrics?.refusals.inc({ reason: 'response-bytes' }),
+      }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
     ],

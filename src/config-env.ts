@@ -57,6 +57,8 @@ export const perMinute = wholeNumber(0, 100_000_000);
 
 /** Production defaults of the per-client limits (0 = off, the default elsewhere). */
 export const PRODUCTION_RATE_LIMITS = { requestsPerMinute: 600, costPerMinute: 1_000_000 };
+/** Production defaults of the connection caps (0 = off, the default elsewhere). */
+export const PRODUCTION_CONNECTION_CAPS = { perServer: 10_000, perAddress: 256 };
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -97,6 +99,7 @@ export const envSchema = z.object({
   INTROSPECTION: z.enum(['true', 'false']).optional(),
   MAX_BODY_BYTES: wholeNumber(1_024, 10_485_760).default(102_400),
   MAX_RESPONSE_BYTES: wholeNumber(1_024, 104_857_600).default(2_097_152),
+  MAX_RESPONSE_BYTES_IN_FLIGHT: wholeNumber(1_024, 4_294_967_296).default(16_777_216),
   SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
   CHANGE_FEED_INTERVAL_MS: wholeNumber(100, 60_000).default(1_000),
@@ -116,6 +119,8 @@ export const envSchema = z.object({
   RATE_LIMIT_REQUESTS_PER_MINUTE: perMinute.optional(),
   RATE_LIMIT_COST_PER_MINUTE: perMinute.optional(),
   RATE_LIMIT_FAIL_OPEN: z.enum(['true', 'false']).default('true'),
+  MAX_CONNECTIONS: wholeNumber(0, 1_000_000).optional(),
+  MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(0, 1_000_000).optional(),
   TRUSTED_PROXIES: optionalText,
   PERSISTED_OPERATIONS: z.enum(['off', 'apq', 'trusted-only']).default('off'),
   PERSISTED_OPERATIONS_MANIFEST: optionalText,

@@ -5,6 +5,7 @@ import {
   JWT_ALGORITHMS,
   LOG_FORMATS,
   LOG_LEVELS,
+  PRODUCTION_CONNECTION_CAPS,
   PRODUCTION_RATE_LIMITS,
   type JwtAlgorithm,
 } from './config-env';
@@ -56,6 +57,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Largest GraphQL answer (a batch's together) sent; past it a 400 RESPONSE_TOO_LARGE. */
   maxResponseBytes: number;
+  /** Bytes of JSON answers built and not yet written out, per process; past it a 503. */
+  maxResponseBytesInFlight: number;
   /** Prometheus metrics and /metrics; off: neither is collected nor served. */
   metrics: boolean;
   /** One log line per request at info. */
@@ -82,6 +85,8 @@ export interface Config {
    */
   tracing: boolean;
   rateLimit: RateLimitConfig;
+  /** Open connections per process and per client address (trusted proxies exempt); 0 = no cap. */
+  connectionCaps: { perServer: number; perAddress: number };
   persistedOperations: PersistedOperationsConfig;
   /** Live order subscriptions open at once (src/db/live-orders.ts); 0 per instance: none. */
   liveOrders: { perCustomer: number; perInstance: number };
@@ -154,6 +159,9 @@ export function loadConfig(
     if (algorithms.some((name) => name.startsWith('HS'))) {
       problems.push('JWT_ALGORITHMS: HS* algorithms need JWT_SECRET, not JWT_JWKS_URL');
     }
+  }
+  if (values.MAX_RESPONSE_BYTES_IN_FLIGHT < values.MAX_RESPONSE_BYTES) {
+    problems.push('MAX_RESPONSE_BYTES_IN_FLIGHT: must be at least MAX_RESPONSE_BYTES (one answer must fit)');
   }
   if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
     problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
@@ -242,6 +250,7 @@ export function loadConfig(
     introspection: values.INTROSPECTION ? values.INTROSPECTION === 'true' : values.NODE_ENV !== 'production',
     maxBodyBytes: values.MAX_BODY_BYTES,
     maxResponseBytes: values.MAX_RESPONSE_BYTES,
+    maxResponseBytesInFlight: values.MAX_RESPONSE_BYTES_IN_FLIGHT,
     metrics: values.METRICS === 'on',
     requestLog: values.REQUEST_LOG === 'on',
     metricsToken: values.METRICS_TOKEN,
@@ -267,6 +276,11 @@ export function loadConfig(
         values.RATE_LIMIT_COST_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.costPerMinute : 0),
       failOpen: values.RATE_LIMIT_FAIL_OPEN === 'true',
       trustedProxies: Object.freeze(trustedProxies) as string[],
+    }),
+    connectionCaps: Object.freeze({
+      perServer: values.MAX_CONNECTIONS ?? (production ? PRODUCTION_CONNECTION_CAPS.perServer : 0),
+      perAddress:
+        values.MAX_CONNECTIONS_PER_ADDRESS ?? (production ? PRODUCTION_CONNECTION_CAPS.perAddress : 0),
     }),
     persistedOperations: Object.freeze({
       mode: values.PERSISTED_OPERATIONS,

@@ -6,6 +6,7 @@ import type { AppContext } from './context';
 import { JSON_CONTENT_TYPE, Response } from './http/fetch-api';
 import { useHttpCaching } from './http/use-http-caching';
 import { conditionalJsonResponse, etagOf } from './http/etag';
+import type { SizedResult } from './http/use-response-limit';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
 
@@ -216,7 +217,10 @@ function storedBytesPlugin({
       const key = resultKeyOf(params);
       const answer = (stored: string) => {
         onHit();
-        const hit = { toJSON: () => JSON.parse(stored) as unknown };
+        const hit: SizedResult & { toJSON(): unknown } = {
+          toJSON: () => JSON.parse(stored) as unknown,
+          jsonLength: stored.length,
+        };
         hits.set(hit, stored);
         setResult(hit as ExecutionResult);
       };
@@ -239,7 +243,18 @@ function storedBytesPlugin({
       flights.finished(request);
     },
     onResultProcess({ request, result, setResultProcessor }) {
-      const stored = !Array.isArray(result) && hits.get(result as object);
+      // A batch of hits only: their stored JSON joined, never parsed and serialised again.
+      if (Array.isArray(result)) {
+        const items = result.map((item) => hits.get(item as object));
+        if (items.length === 0 || items.some((item) => item === undefined)) return;
+        const body = `[${items.join(',')}]`;
+        setResultProcessor(
+          () => new Response(body, { headers: { 'content-type': JSON_CONTENT_TYPE, ...headers } }),
+          'application/json',
+        );
+        return;
+      }
+      const stored = hits.get(result as object);
       if (!stored) return;
       setResultProcessor(
         () =>

@@ -16,6 +16,7 @@ import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests, NODE_SERVER_OPTIONS } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
+import { capConnections } from './limits/connection-caps';
 import type { Logger } from './logger';
 import { openChangeFeed, type ChangeFeed } from './db/change-feed';
 import { followSearchGrams } from './db/search-grams-writer';
@@ -192,8 +193,11 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       databaseDescription,
       productFeed,
       liveOrders,
-      plugins: [useApiDocs({ serverUrl: config.publicBaseUrl })],
+      plugins: [
+        useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
+      ],
       bodiesLimitedUpstream: true,
+      connectionRefusals: () => caps.refused(),
     });
 
     const server = createServer(
@@ -205,6 +209,15 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       ),
     );
     answerClientErrors(server, (code) => logger.info({ code }, 'client error'));
+    const caps = capConnections(server, {
+      ...config.connectionCaps,
+      trustedProxies: config.rateLimit.trustedProxies,
+      onRefused: (reason, connections) =>
+        logger.warn(
+          { reason, connections },
+          'connections refused: a connection cap (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS) is reached',
+        ),
+    });
     // A socket with nothing read or written for this long is closed, with whatever it held: a
     // client that never reads its answer stalls the writes (150 such held 1.6 GB, never let go).
     // It must outlast a request's silent database work (several reads of MONGODB_TIMEOUT_MS each).

@@ -1,7 +1,7 @@
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { SCAN_COST, estimateCost } from '../src/graphql-cost';
+import { SCAN_COST, SHORT_WORD_COST, WORD_COST, estimateCost } from '../src/graphql-cost';
 import { schema } from '../src/schema/index';
 
 /** armor's own estimate of a document, read from its onAccept callback. */
@@ -78,5 +78,20 @@ describe('estimateCost', () => {
     // The issue's twenty aliases cost 70 before.
     const twenty = `{ ${Array.from({ length: 20 }, (_, index) => `s${index}: products(first: 1, search: "card ${index}") { totalCount }`).join(' ')} }`;
     expect(estimateCost(parse(twenty))).toBeGreaterThan(150_000);
+  });
+
+  it('prices each further search word, each word of 1–2 characters (a scan) and the products a page skips', () => {
+    const cost = (query: string, variables?: Record<string, unknown>) =>
+      estimateCost(parse(query), undefined, variables);
+    const search = (term: string) =>
+      cost('query ($t: String) { products(first: 1, search: $t) { totalCount } }', { t: term });
+    expect(search('gift card code') - search('gift')).toBe(2 * WORD_COST);
+    expect(search('gift a') - search('gift')).toBe(WORD_COST + SHORT_WORD_COST);
+    expect(search(Array.from({ length: 30 }, (_, index) => `word${index}`).join(' '))).toBeGreaterThan(
+      search('gift') + 29 * WORD_COST - 1,
+    );
+    const page = (number: number) => cost(`{ productPage(page: ${number}, perPage: 40) { total } }`);
+    // Page 201 of 40 skips 8,000 products.
+    expect(page(201) - page(1)).toBe(800);
   });
 });

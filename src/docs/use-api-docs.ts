@@ -4,6 +4,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Plugin } from 'graphql-yoga';
 import { ifNoneMatchMatches, SECURITY_HEADERS } from '../http/headers';
+import { sharedBody, viewOf, type SharedBody } from '../http/shared-body';
+import { negotiateEncoding } from '../http/use-compression';
 import { createOpenApiDocument } from './openapi';
 
 export interface ApiDocsOptions {
@@ -13,6 +15,12 @@ export interface ApiDocsOptions {
    * Default: none; the document has no `servers` and the page talks to its own origin only.
    */
   serverUrl?: string;
+  /**
+   * Text files of at least this many bytes are also sent br or gzip (as Accept-Encoding allows),
+   * each compressed once per process; 0 sends every file as it is. Default 1,024 (as
+   * COMPRESSION_MIN_BYTES).
+   */
+  compressionMinBytes?: number;
 }
 
 /** The machine-readable document. Part of the /api/v1 surface, so it answers JSON like the rest. */
@@ -29,11 +37,8 @@ interface StaticFile {
   contentType: string;
   etag: string;
   cacheControl: string;
-}
-
-function staticFile(body: Uint8Array<ArrayBuffer>, contentType: string, cacheControl: string): StaticFile {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return { body, contentType, etag, cacheControl };
+  /** Its br and gzip bytes, when it is text worth compressing. */
+  encoded?: SharedBody;
 }
 
 /** swagger-ui-dist's documented `absolutePath()`, loaded without evaluating its browser bundle. */
@@ -109,7 +114,21 @@ function contentSecurityPolicy(serverUrl: string | undefined): string {
  * Put it before the REST adapter in Yoga's plugin list, since it answers a path under /api/v1.
  */
 export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
-  const { serverUrl } = options;
+  const { serverUrl, compressionMinBytes = 1_024 } = options;
+
+  // Compressed once per process: the 1.7 MB bundle compressed anew per request, 300 clients at
+  // once, took a process from 130 MB to 4.35 GB.
+  const staticFile = (
+    body: Uint8Array<ArrayBuffer>,
+    contentType: string,
+    cacheControl: string,
+  ): StaticFile => {
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    const compressible =
+      compressionMinBytes > 0 && body.byteLength >= compressionMinBytes && !contentType.startsWith('image/');
+    const encoded = compressible ? sharedBody(() => Promise.resolve(Buffer.from(body))) : undefined;
+    return { body, contentType, etag, cacheControl, encoded };
+  };
 
   const noCache = 'no-cache';
   const dayLong = 'public, max-age=86400';
@@ -167,23 +186,39 @@ export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
         return;
       }
 
-      const headers = {
+      const encoded = request.method === 'GET' ? file.encoded : undefined;
+      const encoding = encoded && negotiateEncoding(request.headers.get('accept-encoding'));
+      const headers: Record<string, string> = {
         ...securityHeaders,
         'Content-Type': file.contentType,
         'Cache-Control': file.cacheControl,
-        ETag: file.etag,
+        // A compressed body is other bytes: its ETag is only a weak validator for them.
+        ETag: encoding ? `W/${file.etag}` : file.etag,
       };
+      if (file.encoded) headers.Vary = 'Accept-Encoding';
       const ifNoneMatch = request.headers.get('if-none-match');
       if (ifNoneMatchMatches(ifNoneMatch, file.etag)) {
         endResponse(new fetchAPI.Response(null, { status: 304, headers }));
         return;
       }
-      endResponse(
-        new fetchAPI.Response(request.method === 'HEAD' ? null : file.body, {
-          status: 200,
-          headers: { ...headers, 'Content-Length': String(file.body.byteLength) },
-        }),
-      );
+      if (!encoded || !encoding) {
+        endResponse(
+          new fetchAPI.Response(request.method === 'HEAD' ? null : file.body, {
+            status: 200,
+            headers: { ...headers, 'Content-Length': String(file.body.byteLength) },
+          }),
+        );
+        return;
+      }
+      return (async () => {
+        const body = await encoded.bytes(encoding);
+        endResponse(
+          new fetchAPI.Response(viewOf(body), {
+            status: 200,
+            headers: { ...headers, 'Content-Encoding': encoding, 'Content-Length': String(body.byteLength) },
+          }),
+        );
+      })();
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { Response } from './fetch-api';
-import { compress, negotiateEncoding, type Encoding } from './use-compression';
+import { sharedBody, viewOf } from './shared-body';
+import { negotiateEncoding } from './use-compression';
 
 export interface GraphiqlOptions {
   /** Renders the page; called once per process, on the first visit. */
@@ -26,32 +27,14 @@ function wantsGraphiql(request: Request, pathname: string): boolean {
  * so a page load is a counted request like any other.
  */
 export function useGraphiql({ render, compressed }: GraphiqlOptions): Plugin {
-  let identity: Promise<Buffer> | undefined;
-  const encoded = new Map<Encoding, Promise<Buffer>>();
-  const page = () =>
-    (identity ??= render().then(
-      (html) => Buffer.from(html, 'utf8'),
-      (error: unknown) => {
-        identity = undefined;
-        throw error;
-      },
-    ));
-  const pageIn = (encoding: Encoding) => {
-    let bytes = encoded.get(encoding);
-    if (!bytes) {
-      bytes = page().then((html) => compress(html, encoding));
-      bytes.catch(() => encoded.delete(encoding));
-      encoded.set(encoding, bytes);
-    }
-    return bytes;
-  };
+  const page = sharedBody(async () => Buffer.from(await render(), 'utf8'));
 
   return {
     onRequest({ request, url, endResponse }) {
       if (!wantsGraphiql(request, url.pathname)) return;
       const encoding = compressed ? negotiateEncoding(request.headers.get('accept-encoding')) : undefined;
       return (async () => {
-        const body = encoding ? await pageIn(encoding) : await page();
+        const body = await page.bytes(encoding);
         const headers: Record<string, string> = {
           'content-type': 'text/html; charset=utf-8',
           'content-length': String(body.byteLength),
@@ -59,9 +42,7 @@ export function useGraphiql({ render, compressed }: GraphiqlOptions): Plugin {
         };
         if (compressed) headers.vary = 'Accept-Encoding';
         if (encoding) headers['content-encoding'] = encoding;
-        // A view of the shared bytes, not a copy.
-        const view = new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength);
-        endResponse(new Response(view, { status: 200, headers }));
+        endResponse(new Response(viewOf(body), { status: 200, headers }));
       })();
     },
   };

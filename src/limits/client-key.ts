@@ -50,7 +50,7 @@ function clientAddress(
  * IPv6 clients are usually given a whole /64: it is counted as one client, or one could rotate
  * addresses past the limit (and grow the per-process store). IPv4-mapped addresses count as IPv4.
  */
-function addressKey(address: string): string {
+export function addressKey(address: string): string {
   if (!ipaddr.isValid(address)) return address;
   const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv4') return parsed.toString();

@@ -46,8 +46,7 @@ export function createClientLimiter({
   redis,
   failOpen,
 }: LimiterOptions): ClientLimiter {
-  const local = () =>
-    new RateLimiterMemory({ keyPrefix: name, points: pointsPerMinute, duration: WINDOW_SECONDS });
+  const local = new RateLimiterMemory({ keyPrefix: name, points: pointsPerMinute, duration: WINDOW_SECONDS });
   const limiter: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
         storeClient: redis.client,
@@ -57,9 +56,9 @@ export function createClientLimiter({
         keyPrefix: `rl:${name}`,
         points: pointsPerMinute,
         duration: WINDOW_SECONDS,
-        insuranceLimiter: failOpen ? local() : undefined,
+        insuranceLimiter: failOpen ? local : undefined,
       })
-    : local();
+    : local;
 
   const allowance = (result: RateLimiterRes, allowed: boolean): Allowance => ({
     allowed,
@@ -71,8 +70,12 @@ export function createClientLimiter({
   return {
     limit: pointsPerMinute,
     async consume(clientKey, points) {
+      // Skipped at once while Redis is down or not answering (the store's circuit is open):
+      // rate-limiter-flexible alone would wait out each command's timeout first.
+      const skipRedis = redis !== undefined && !redis.isReady();
+      if (skipRedis && !failOpen) return 'unavailable';
       try {
-        return allowance(await limiter.consume(clientKey, points), true);
+        return allowance(await (skipRedis ? local : limiter).consume(clientKey, points), true);
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) return allowance(rejection, false);
         // Only reachable without insurance, i.e. failing closed.

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { estimateCost } from '../graphql-cost';
+import { estimateCost, estimateDatabaseWork } from '../graphql-cost';
 import type { ClientKeyOf } from './client-key';
 import type { ClientLimiter } from './limiter';
 import { costBudgetExceeded, limiterUnavailable, rateLimitHeaders, tooManyRequests } from './responses';
@@ -7,34 +7,46 @@ import { costBudgetExceeded, limiterUnavailable, rateLimitHeaders, tooManyReques
 export interface RateLimitOptions {
   /** Requests per client per minute, both APIs; absent: not limited. */
   requests?: ClientLimiter;
-  /** Estimated GraphQL cost per client per minute; absent: not limited. */
+  /**
+   * Estimated database cost per client per minute, both APIs (the /api/v1 operations priced by
+   * the same estimate as any GraphQL document); absent: not limited.
+   */
   cost?: ClientLimiter;
   clientKey: ClientKeyOf;
-  /** Executions whose documents the server wrote (the /api/v1 operations): no cost is charged. */
+  /** Executions whose documents the server wrote (the /api/v1 operations): priced by their database work only. */
   isTrusted: (context: unknown) => boolean;
 }
 
 type Api = 'rest' | 'graphql';
 
 /**
- * Only the APIs are counted: health checks, /metrics, the docs and the OpenAPI document are not (a
- * monitor or a browser loading assets must not spend a client's budget). GraphiQL's page is: it is
- * 9 MB and one request per visit.
+ * The APIs and the pages are counted: every kind of answer an anonymous client can ask for again
+ * and again (GraphiQL's 9 MB page, the docs' 1.7 MB bundle) spends its budget. Health checks and
+ * /metrics are not (a monitor must never be refused). The pages answer a refusal in REST's shape.
  */
 function countedApi(url: URL): Api | undefined {
-  if (url.pathname.startsWith('/api/v1/') || url.pathname === '/api/v1') {
-    return url.pathname === '/api/v1/openapi.json' ? undefined : 'rest';
-  }
-  return url.pathname === '/graphql' || url.pathname === '/graphql/' ? 'graphql' : undefined;
+  const { pathname } = url;
+  if (pathname === '/graphql' || pathname === '/graphql/') return 'graphql';
+  if (pathname.startsWith('/api/v1/') || pathname === '/api/v1' || pathname.startsWith('/docs'))
+    return 'rest';
+  return undefined;
 }
+
+/**
+ * What a request's key is remembered by: its node:http request, which the operations the REST
+ * adapter runs for it (with a Request of their own) share; in-process, the Request.
+ */
+const holderOf = (request: Request, serverContext: unknown): object =>
+  (serverContext as { req?: object } | null)?.req ?? request;
 
 export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimitOptions): Plugin {
   // One key per request, shared by the request count and the cost charges of its operations.
-  const keys = new WeakMap<Request, Promise<string>>();
+  const keys = new WeakMap<object, Promise<string>>();
   const headersOf = new WeakMap<Request, Record<string, string>>();
   const keyOf = (request: Request, serverContext: unknown) => {
-    let key = keys.get(request);
-    if (!key) keys.set(request, (key = clientKey(request, serverContext)));
+    const holder = holderOf(request, serverContext);
+    let key = keys.get(holder);
+    if (!key) keys.set(holder, (key = clientKey(request, serverContext)));
     return key;
   };
 
@@ -45,7 +57,7 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
       const api = countedApi(url);
       if (!api) return;
       if (!requests) {
-        if (api === 'graphql' && cost) void keyOf(request, serverContext);
+        if (cost) void keyOf(request, serverContext);
         return;
       }
       return (async () => {
@@ -56,14 +68,12 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
       })();
     },
     onExecute({ args, setResultAndStopExecution }) {
-      if (!cost || isTrusted(args.contextValue)) return;
-      const request = (args.contextValue as { request?: Request }).request;
-      const key = request && keys.get(request);
+      if (!cost) return;
+      const context = args.contextValue as { request?: Request; req?: object };
+      const key = context.request && keys.get(holderOf(context.request, context));
       if (!key) return;
-      const points = Math.max(
-        1,
-        Math.ceil(estimateCost(args.document, args.operationName, args.variableValues)),
-      );
+      const price = isTrusted(context) ? estimateDatabaseWork : estimateCost;
+      const points = Math.max(1, Math.ceil(price(args.document, args.operationName, args.variableValues)));
       return (async () => {
         const allowance = await cost.consume(await key, points);
         if (allowance === 'unavailable' || allowance.allowed) return;

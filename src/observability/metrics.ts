@@ -16,6 +16,8 @@ export interface Metrics {
   unreadableDocuments: Counter<'collection'>;
   /** A hinted index found missing, and each attempt to create it again (src/db/index-keeper.ts). */
   indexEvents: Counter<'index' | 'outcome'>;
+  /** Work refused to keep the process within a bound, by which bound (e.g. `response-bytes`). */
+  refusals: Counter<'reason'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
@@ -49,7 +51,14 @@ function operationLabels(knownNames: ReadonlySet<string>) {
  * `operationNames`: the names the operationName label may carry (the persisted documents'); any
  * other is counted as "other".
  */
-export function createMetrics({ operationNames }: { operationNames: ReadonlySet<string> }): Metrics {
+export function createMetrics({
+  operationNames,
+  externalRefusals,
+}: {
+  operationNames: ReadonlySet<string>;
+  /** Running totals of refusals counted elsewhere, by reason. */
+  externalRefusals?: () => Readonly<Record<string, number>>;
+}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -79,6 +88,21 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     help: 'Indexes that reads name found missing (outcome "missing"), then "restored" or "restore_failed".',
     labelNames: ['index', 'outcome'] as const,
     registers: [registry],
+  });
+  // Refusals counted outside the app (the connection caps, before any request) are added at each scrape.
+  const seen = new Map<string, number>();
+  const refusals = new Counter({
+    name: 'bounded_refusals_total',
+    help: 'Requests, connections or answers refused to keep the process within a bound, by bound.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      for (const [reason, total] of Object.entries(externalRefusals?.() ?? {})) {
+        const delta = total - (seen.get(reason) ?? 0);
+        if (delta > 0) this.inc({ reason }, delta);
+        seen.set(reason, total);
+      }
+    },
   });
 
   const dbDuration = new Histogram({
@@ -145,7 +169,16 @@ export function createMetrics({ operationNames }: { operationNames: ReadonlySet<
     },
   });
 
-  return { registry, httpDuration, cacheLookups, unreadableDocuments, indexEvents, observeQuery, plugin };
+  return {
+    registry,
+    httpDuration,
+    cacheLookups,
+    unreadableDocuments,
+    indexEvents,
+    refusals,
+    observeQuery,
+    plugin,
+  };
 }
 
 /**
@@ -190,6 +223,32 @@ export function registerLiveSubscriptionsGauge(registry: Registry, count: () => 
     registers: [registry],
     collect() {
       this.set(count());
+    },
+  });
+}
+
+/** The shared store's circuit: open (Redis skipped after repeated timeouts) and how often it opened. */
+export function registerRedisCircuit(
+  registry: Registry,
+  redis: { isReady(): boolean; circuitTrips(): number },
+) {
+  let seen = 0;
+  new Counter({
+    name: 'redis_circuit_trips_total',
+    help: 'Times this process began skipping Redis after repeated command timeouts.',
+    registers: [registry],
+    collect() {
+      const trips = redis.circuitTrips();
+      if (trips > seen) this.inc(trips - seen);
+      seen = trips;
+    },
+  });
+  new Gauge({
+    name: 'redis_available',
+    help: '1 while Redis is connected and answering, 0 while this process goes without it.',
+    registers: [registry],
+    collect() {
+      this.set(redis.isReady() ? 1 : 0);
     },
   });
 }

@@ -12,8 +12,16 @@ export function validationResponse(errors: FieldErrors): Response {
 }
 
 /** The /api/v1 answer for an error code raised by the shared GraphQL data path. */
-export function errorCodeResponse(code: unknown, message: string, errors: unknown): Response {
+export function errorCodeResponse(
+  code: unknown,
+  message: string,
+  errors: unknown,
+  headers: Record<string, string> = {},
+): Response {
   switch (code) {
+    case 'RATE_LIMITED':
+      // The cost budget: Laravel's throttle answer, as the request limit's 429.
+      return messageResponse(429, 'Too Many Attempts.', headers);
     case 'UNAUTHENTICATED':
       return messageResponse(401, 'Unauthenticated.', { 'www-authenticate': 'Bearer' });
     case 'FORBIDDEN':

@@ -107,22 +107,25 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     // What the body depends on, nothing the client can vary without changing the answer.
     const cacheKey = `${baseUrl}${path}?${query}`;
     const cached = await cache?.get(cacheKey);
-    if (cache) onCacheLookup(cached ? 'hit' : 'miss');
+    const fresh = cached && !cached.stale ? cached : undefined;
+    if (cache) onCacheLookup(fresh ? 'hit' : 'miss');
     const ifNoneMatch = request.headers.get('if-none-match');
     const headers = endpoint.cacheable
       ? {
           'cache-control': publicCacheControl,
           vary: 'Accept-Encoding',
-          ...(cache ? { 'x-cache': cached ? 'HIT' : 'MISS' } : {}),
+          ...(cache ? { 'x-cache': fresh ? 'HIT' : 'MISS' } : {}),
         }
       : PRIVATE;
-    if (cached) return conditionalJsonResponse(cached, ifNoneMatch, headers);
+    if (fresh) return conditionalJsonResponse(fresh, ifNoneMatch, headers);
 
     const document = started!.documents.get(endpoint)!;
     const variables = endpoint.variables(input.value, params);
     if (cache) {
       // Concurrent misses of one page run it once; the others wait for that run, not the database.
+      let ranItself = false;
       const rendered = await pagesInFlight.run(cacheKey, request.signal, async (signal) => {
+        ranItself = true;
         const result = await run(document, variables, signal);
         if (result.errors?.length) return { result };
         const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
@@ -130,20 +133,37 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
         return { entry: cache.put(cacheKey, json, productTagsOf(body as Record<string, unknown>)) };
       });
       if (rendered.entry) return conditionalJsonResponse(rendered.entry, ifNoneMatch, headers);
-      return errorResponse(rendered.result);
+      // Another client's budget refused the run this request joined: it runs on its own budget.
+      if (!ranItself && rendered.result.errors?.[0]?.extensions?.code === 'RATE_LIMITED')
+        return respondUncached();
+      const refused = errorResponse(rendered.result);
+      // The refill cannot run now: the page it would replace, while it is young enough.
+      if (cached && refused.status === 503)
+        return conditionalJsonResponse(cached, ifNoneMatch, { ...headers, 'x-cache': 'STALE' });
+      return refused;
     }
 
-    const result = await run(document, variables);
-    if (result.errors?.length) return errorResponse(result);
-    const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
-    if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);
-    const json = JSON.stringify(body);
-    return conditionalJsonResponse({ body: json, etag: etagOf(json) }, ifNoneMatch, headers);
+    return respondUncached();
+
+    async function respondUncached(): Promise<Response> {
+      const result = await run(document, variables);
+      if (result.errors?.length) return errorResponse(result);
+      const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
+      if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);
+      const json = JSON.stringify(body);
+      return conditionalJsonResponse({ body: json, etag: etagOf(json) }, ifNoneMatch, headers);
+    }
 
     /** For a result with errors: the first one's status. */
     function errorResponse({ errors }: ExecutionResult): Response {
       const error = errors![0]!;
-      const response = errorCodeResponse(error.extensions?.code, error.message, error.extensions?.errors);
+      const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
+      const response = errorCodeResponse(
+        error.extensions?.code,
+        error.message,
+        error.extensions?.errors,
+        http?.headers,
+      );
       // A masked error (`unexpected`) was logged where it was masked; any other is logged here.
       if (response.status === 500 && error.extensions?.unexpected !== true) throw error;
       if (!endpoint.cacheable)

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, get as httpGet, type IncomingHttpHeaders, type Server } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,17 @@ afterAll(async () => {
 });
 
 const get = (path: string, init?: RequestInit) => fetch(`${base}${path}`, init);
+
+/** The bytes as sent (fetch would decode them). */
+function sentBytes(path: string, encoding: string): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpGet(`${base}${path}`, { headers: { 'accept-encoding': encoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+}
 
 function expectSecurityHeaders(response: Response) {
   const csp = response.headers.get('content-security-policy') ?? '';
@@ -84,7 +96,7 @@ describe('useApiDocs over HTTP', () => {
       ['/docs/assets/favicon-32x32.png', 'image/png'],
     ];
     for (const [path, type] of cases) {
-      const response = await get(path);
+      const response = await get(path, { headers: { 'accept-encoding': 'identity' } });
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-type'), path).toBe(type);
       const body = new Uint8Array(await response.arrayBuffer());
@@ -96,6 +108,36 @@ describe('useApiDocs over HTTP', () => {
     expect(bundle).toContain('SwaggerUIBundle');
     const init = await (await get('/docs/assets/docs-init.js')).text();
     expect(init).toContain('validatorUrl: null');
+  });
+
+  it('sends text assets br or gzip, compressed once per process and shared by every request', async () => {
+    const plain = new Uint8Array(await (await get('/docs/assets/swagger-ui-bundle.js')).arrayBuffer());
+    for (const encoding of ['br', 'gzip'] as const) {
+      const sent = await Promise.all(
+        Array.from({ length: 3 }, () => sentBytes('/docs/assets/swagger-ui-bundle.js', encoding)),
+      );
+      for (const { headers, body } of sent) {
+        expect(headers['content-encoding']).toBe(encoding);
+        expect(headers.vary).toBe('Accept-Encoding');
+        expect(headers.etag).toMatch(/^W\/"/);
+        expect(headers['content-length']).toBe(String(body.byteLength));
+        expect(body.equals(sent[0]!.body)).toBe(true);
+      }
+      const body = sent[0]!.body;
+      expect(body.byteLength).toBeLessThan(plain.byteLength / 2);
+      const decoded = encoding === 'br' ? brotliDecompressSync(body) : gunzipSync(body);
+      expect(decoded.equals(Buffer.from(plain))).toBe(true);
+    }
+    // Images and HEAD go as they are.
+    expect(
+      (await sentBytes('/docs/assets/favicon-32x32.png', 'br')).headers['content-encoding'],
+    ).toBeUndefined();
+    const head = await get('/docs/assets/swagger-ui-bundle.js', {
+      method: 'HEAD',
+      headers: { 'accept-encoding': 'br' },
+    });
+    expect(head.headers.get('content-encoding')).toBeNull();
+    expect(head.headers.get('content-length')).toBe(String(plain.byteLength));
   });
 
   it('answers HEAD with the headers and no body', async () => {
@@ -117,7 +159,7 @@ describe('useApiDocs over HTTP', () => {
     const first = await get('/docs/assets/swagger-ui.css');
     await first.arrayBuffer();
     const etag = first.headers.get('etag');
-    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect(etag).toMatch(/^(?:W\/)?"[\w-]+"$/);
     const again = await get('/docs/assets/swagger-ui.css', { headers: { 'If-None-Match': etag! } });
     expect(again.status).toBe(304);
   });

@@ -109,8 +109,8 @@ describeWithRedis('request limits shared by two instances', () => {
     expect((await rest(b, { 'x-forwarded-for': '198.51.100.7' })).status).toBe(429);
   });
 
-  it('does not count health checks, metrics or the docs; counts GraphiQL like any request', async () => {
-    for (const path of ['/healthz', '/readyz', '/metrics', '/docs', '/api/v1/openapi.json']) {
+  it('does not count health checks or metrics; counts GraphiQL and the docs like any request', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
       for (let i = 0; i < 3; i++) expect((await a.request(path)).status).toBe(200);
     }
     expect((await rest(b)).headers.get('ratelimit-remaining')).toBe('4');
@@ -118,6 +118,13 @@ describeWithRedis('request limits shared by two instances', () => {
     const graphiql = await a.request('/graphql', { headers: { accept: 'text/html' } });
     expect(graphiql.status).toBe(200);
     expect(graphiql.headers.get('ratelimit-remaining')).toBe('3');
+    // Nor is a 1.7 MB script: before, /docs and its assets were never counted (issue 28 row 5).
+    for (const path of ['/docs', '/docs/assets/swagger-ui-bundle.js', '/api/v1/openapi.json']) {
+      await (await b.request(path)).arrayBuffer();
+    }
+    const refused = await a.request('/docs/assets/swagger-ui-bundle.js');
+    expectRateLimited(refused, 5);
+    expect(await refused.json()).toEqual({ message: 'Too Many Attempts.' });
   });
 
   it('does not wait on a Redis that stops answering (CLIENT PAUSE): the request is counted per process', async () => {
@@ -196,7 +203,7 @@ describe('client addresses behind a trusted proxy', () => {
   });
 });
 
-describeWithRedis('the GraphQL cost budget', () => {
+describeWithRedis('the cost budget', () => {
   let server: TestServer;
   let redis: TestRedis;
   const query = '{ products(first: 10) { edges { node { id name } } } }';
@@ -216,7 +223,7 @@ describeWithRedis('the GraphQL cost budget', () => {
     await redis?.stop();
   });
 
-  it('refuses an operation once the minute’s estimated cost is spent, and never charges /api/v1', async () => {
+  it('refuses an operation once the minute’s estimated cost is spent, on either API', async () => {
     const answers: number[] = [];
     for (let i = 0; i < 3; i++) answers.push((await graphql(server, {}, query)).response.status);
     expect(answers).toEqual([200, 200, 429]);
@@ -225,7 +232,10 @@ describeWithRedis('the GraphQL cost budget', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     expect(Number(refused.response.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.response.headers.get('ratelimit-limit')).toBe(String(budget));
-    expect((await rest(server)).status).toBe(200);
+    // /api/v1 spends the same budget (issue 28 row 8; before, it was never charged).
+    const restRefused = await rest(server);
+    expect(restRefused.status).toBe(429);
+    expect(await restRefused.json()).toEqual({ message: 'Too Many Attempts.' });
   });
 });
 

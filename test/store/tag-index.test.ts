@@ -16,7 +16,11 @@ let inspect: Redis;
 const TTL_MS = 300;
 
 beforeAll(async () => {
-  fixture = await startServerOnRedis({ RESPONSE_CACHE_TTL_MS: String(TTL_MS) });
+  // Entries are kept stale for CACHE_STALE_WHILE_REVALIDATE_S past the TTL: 0 here, so they expire within the test.
+  fixture = await startServerOnRedis({
+    RESPONSE_CACHE_TTL_MS: String(TTL_MS),
+    CACHE_STALE_WHILE_REVALIDATE_S: '0',
+  });
   ({ server, inspect } = fixture);
   expect(await sharedStoreIs(true, [server])).toBe(true);
 });

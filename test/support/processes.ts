@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { TEST_JWT_SECRET, type TestServer } from './server';
 import { SERVER_NODE_FLAGS } from '../../scripts/node-flags';
 
@@ -71,4 +72,17 @@ export function sharedStoreIs(
   timeoutMs = 5_000,
 ): Promise<boolean> {
   return waitUntil(() => servers.every((server) => Boolean(server.redis?.isReady()) === up), timeoutMs);
+}
+
+/** A process's resident memory in MB, from /proc. */
+export function rssMb(pid: number | undefined): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+}
+
+/** Stops a server process with SIGTERM and waits for it to exit. */
+export async function stopProcess(child: ChildProcessWithoutNullStreams | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
