@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { GraphQLError } from 'graphql';
 import { tokenExpired, tooManySubscriptions } from '../errors';
+import { readOrder } from './document-reading';
 import type { OrderDoc } from './documents';
 import { createLiveOrderStream, type LiveOrderStream } from './live-order-stream';
 
@@ -107,9 +108,10 @@ export function createLiveOrders(
 
   const stopListening = source.subscribe(({ changes }) => {
     for (const { document } of changes) {
-      if (!document || typeof document.ulid !== 'string') continue;
+      if (!document) continue;
       try {
-        offer(document);
+        // Read as every query reads it: another writer's shapes look the same in events as in answers.
+        offer(readOrder(document as unknown as Parameters<typeof readOrder>[0]));
       } catch (error) {
         onFailure(error);
       }
