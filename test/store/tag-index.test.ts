@@ -39,7 +39,9 @@ describeWithRedis("the cache's tag index", () => {
     const started = Date.now();
     let sent = 0;
     while (sent < 120 || Date.now() - started < 2 * TTL_MS * 4) {
-      const response = await server.request(`/api/v1/products?per_page=2&utm=${sent++}`);
+      // A key of its own per request, each a page holding product 1: unknown parameters no longer
+      // make keys (issue 28), so the client varies a validated one.
+      const response = await server.request(`/api/v1/products?per_page=${2 + (sent++ % 98)}`);
       expect(response.status).toBe(200);
       await response.arrayBuffer();
     }
