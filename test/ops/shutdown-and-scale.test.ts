@@ -90,10 +90,9 @@ describe('idle keep-alive connections', () => {
 
 describe('SIGTERM under keep-alive load', () => {
   // A load test on two shared cores: retried, so one starved moment of the machine does not decide
-  // it (it failed 3 of 6 full runs at load 2-12, and passed 6 of 6 alone); a drain that resets or
-  // fails requests fails every try.
+  // it; a drain that cuts or fails requests fails every try.
   it(
-    'lets every connection finish its request with Connection: close: no 5xx, no reset, exit 0',
+    'lets every connection finish its request with Connection: close: no 5xx, no request cut, exit 0',
     { retry: 2, timeout: 60_000 },
     async () => {
       const testDb = await openTestDatabase('drain');
@@ -141,12 +140,21 @@ describe('SIGTERM under keep-alive load', () => {
       await done;
       await testDb.close();
 
+      // Every request the server took (one request-log line each) reached the client answered.
+      const served = logs.split('\n').filter((line) => line.includes('"path":"/api/v1/products"')).length;
+      const received = [...statuses.values()].reduce((sum, count) => sum + count, 0);
+      expect(received).toBe(served);
       expect(code).toBe(0);
       expect(exitMs).toBeLessThan(5_000);
       expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
       expect(statuses.get(200)).toBeGreaterThanOrEqual(50);
-      // The listener is gone after SIGTERM, so reconnecting is refused; nothing else may fail.
-      expect([...errors.keys()].filter((name) => name !== 'ECONNREFUSED')).toEqual([]);
+      // The listener is gone after SIGTERM, so reconnecting is refused; a reconnection the kernel
+      // had queued for the listener when it closed is reset (7-13 of 50 in 3 of 7 runs here, also
+      // on 9c00bf1). Neither carried a request: `received === served` above says none was cut.
+      expect([...errors.keys()].filter((name) => name !== 'ECONNREFUSED' && name !== 'ECONNRESET')).toEqual(
+        [],
+      );
+      expect(errors.get('ECONNRESET') ?? 0).toBeLessThanOrEqual(50);
       // One last answer per connection (it carried Connection: close), plus at most one more on each
       // for the moments between kill() here and the signal handler there: before the drain, busy
       // keep-alive connections kept being served until the deadline (400-480 answers).
