@@ -1,16 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/engine';
-import { connectDatabase, ensureIndexes } from '../../src/db/mongo';
-import { createLogger } from '../../src/logger';
-import { startServer, type RunningServer } from '../../src/server';
 import { FIXTURE_CUSTOMERS, FIXTURE_ORDERS } from '../../seed/fixtures';
-import { loadFixtures } from '../../seed/load';
-import { bearer, mintToken, TEST_JWT_SECRET } from '../support/server';
+import { startServerOnOwnDatabase, type OwnDatabaseServer } from '../support/own-database';
+import { bearer, mintToken } from '../support/server';
 import { subscribe, type SubscriptionResult } from '../support/sse';
 
 /**
@@ -20,15 +12,9 @@ import { subscribe, type SubscriptionResult } from '../support/sse';
  * change. The subscription itself stays open across the outage.
  */
 
-let dataDir: string;
-let database: EmbeddedDatabase | undefined;
-let server: RunningServer | undefined;
+let own: OwnDatabaseServer | undefined;
 
-afterAll(async () => {
-  await server?.close(1_000);
-  await database?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => own?.stop());
 
 const statusesIn = (results: SubscriptionResult[]) =>
   results.map(
@@ -37,27 +23,12 @@ const statusesIn = (results: SubscriptionResult[]) =>
 
 describe('live orders across a database restart', () => {
   it('delivers a change written just before the database went down, once it is back', async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-live-outage-'));
-    database = await startEmbeddedDatabase({ dataDir, log: () => undefined });
-    const port = database.port;
-    const seeding = await connectDatabase({ uri: database.uri, dbName: 'live_outage' });
-    await ensureIndexes(seeding.db);
-    await loadFixtures(seeding.db);
-    await seeding.close();
-
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      PORT: '0',
-      MONGODB_URI: database.uri,
-      MONGODB_DB: 'live_outage',
+    own = await startServerOnOwnDatabase('live_outage', {
       MONGODB_TIMEOUT_MS: '1000',
       CHANGE_FEED_INTERVAL_MS: '5000',
       RESPONSE_CACHE_TTL_MS: '0',
-      JWT_SECRET: TEST_JWT_SECRET,
-      SEED_FIXTURES: 'false',
-      LOG_LEVEL: 'silent',
     });
-    server = await startServer({ config, logger: createLogger('silent') });
+    const { server, database } = own;
     const order = FIXTURE_ORDERS.find((candidate) => candidate.customer_id === FIXTURE_CUSTOMERS.alice)!;
     const subscription = await subscribe(
       server.url,
@@ -82,7 +53,7 @@ describe('live orders across a database restart', () => {
     // simply arrived before the outage: either way it must arrive once.
     const beforeOutage = statusesIn(subscription.results).includes(arrived);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    database = await startEmbeddedDatabase({ dataDir, port, log: () => undefined });
+    await own.restart();
 
     const restarted = performance.now();
     await subscription.waitFor((results) => statusesIn(results).includes(arrived), 30_000);

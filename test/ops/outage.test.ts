@@ -1,26 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/engine';
-import { connectDatabase, ensureIndexes } from '../../src/db/mongo';
-import { createLogger } from '../../src/logger';
-import { startServer, type RunningServer } from '../../src/server';
-import { loadFixtures } from '../../seed/load';
-import { TEST_JWT_SECRET } from '../support/server';
+import { startServerOnOwnDatabase, type OwnDatabaseServer } from '../support/own-database';
 
 /** The database goes away in the middle of the test and comes back on the same address. */
 
-let dataDir: string;
-let database: EmbeddedDatabase | undefined;
-let server: RunningServer | undefined;
+let own: OwnDatabaseServer | undefined;
 
-afterAll(async () => {
-  await server?.close(1_000);
-  await database?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => own?.stop());
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();
@@ -30,29 +15,14 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 
 describe('database outage', () => {
   it('answers 503 quickly on both APIs while the database is down and recovers by itself', async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-outage-'));
-    database = await startEmbeddedDatabase({ dataDir, log: () => undefined });
-    const port = database.port;
-    const seeding = await connectDatabase({ uri: database.uri, dbName: 'outage' });
-    await ensureIndexes(seeding.db);
-    await loadFixtures(seeding.db);
-    await seeding.close();
-
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      PORT: '0',
-      MONGODB_URI: database.uri,
-      MONGODB_DB: 'outage',
+    own = await startServerOnOwnDatabase('outage', {
       MONGODB_TIMEOUT_MS: '1000',
       RESPONSE_CACHE_TTL_MS: '0',
-      JWT_SECRET: TEST_JWT_SECRET,
-      SEED_FIXTURES: 'false',
-      LOG_LEVEL: 'silent',
     });
-    server = await startServer({ config, logger: createLogger('silent') });
-    const rest = () => fetch(`${server!.url}/api/v1/products?per_page=1`);
+    const { server, database } = own;
+    const rest = () => fetch(`${server.url}/api/v1/products?per_page=1`);
     const graphql = () =>
-      fetch(`${server!.url}/graphql`, {
+      fetch(`${server.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: '{ productPage(perPage: 1) { total } }' }),
@@ -78,12 +48,12 @@ describe('database outage', () => {
     });
     expect(gqlDown.ms).toBeLessThan(5_000);
 
-    const ready = await timed(() => fetch(`${server!.url}/readyz`));
+    const ready = await timed(() => fetch(`${server.url}/readyz`));
     expect(ready.value.status).toBe(503);
     expect(ready.ms).toBeLessThan(2_000);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
 
-    database = await startEmbeddedDatabase({ dataDir, port, log: () => undefined });
+    await own.restart();
     const restarted = performance.now();
     let recoveredMs = -1;
     while (performance.now() - restarted < 20_000) {
