@@ -261,19 +261,42 @@ interface Window {
   };
 }
 
+interface Connection<Node> {
+  pageInfo: { hasNextPage?: boolean; hasPreviousPage?: boolean; startCursor?: string; endCursor?: string };
+  edges: { node: Node }[];
+}
+
+/**
+ * Every node of a connection in list order, read window by window: forwards after each
+ * `endCursor`, or backwards before each `startCursor` (at most `rounds` windows).
+ */
+async function walkConnection<Node>(
+  direction: 'forwards' | 'backwards',
+  windowAt: (cursor: string | undefined) => Promise<Connection<Node>>,
+  rounds = 30,
+): Promise<Node[]> {
+  const nodes: Node[] = [];
+  let cursor: string | undefined;
+  for (let round = 0; round < rounds; round++) {
+    const { pageInfo, edges } = await windowAt(cursor);
+    const window = edges.map((edge) => edge.node);
+    if (direction === 'forwards') nodes.push(...window);
+    else nodes.unshift(...window);
+    if (!(direction === 'forwards' ? pageInfo.hasNextPage : pageInfo.hasPreviousPage)) break;
+    cursor = direction === 'forwards' ? pageInfo.endCursor : pageInfo.startCursor;
+  }
+  return nodes;
+}
+
 describe('GraphQL over products other writers made', () => {
   it('pages forwards through every product in id order, totalCount counting each stored one', async () => {
     const expected = await readableProductIds();
-    const seen: number[] = [];
-    let after: string | undefined;
-    for (let round = 0; round < 20; round++) {
+    const seen = await walkConnection('forwards', async (after) => {
       const { products } = dataOf<Window>(await server.graphql(PRODUCTS_WINDOW, { first: 4, after }));
       expect(products.totalCount).toBe(await writer.products.countDocuments());
-      seen.push(...products.edges.map((edge) => edge.node.databaseId));
-      if (!products.pageInfo.hasNextPage) break;
-      after = products.pageInfo.endCursor;
-    }
-    expect(seen).toEqual(expected);
+      return products;
+    });
+    expect(seen.map((node) => node.databaseId)).toEqual(expected);
   });
 
   it('pages forwards through a search, in id order', async () => {
@@ -306,29 +329,21 @@ describe('GraphQL over products other writers made', () => {
       .map((doc) => doc.id as number)
       .sort((a, b) => a - b);
     expect(expected).toEqual(expect.arrayContaining([10, 21, 22, 24]));
-    const seen: number[] = [];
-    let after: string | undefined;
-    for (let round = 0; round < 30; round++) {
-      type Search = { searchProducts: Window['products'] };
-      const { searchProducts } = dataOf<Search>(await server.graphql(query, { after }));
-      seen.push(...searchProducts.edges.map((edge) => edge.node.databaseId));
-      if (!searchProducts.pageInfo.hasNextPage) break;
-      after = searchProducts.pageInfo.endCursor;
-    }
-    expect(seen).toEqual(expected);
+    type Search = { searchProducts: Window['products'] };
+    const seen = await walkConnection(
+      'forwards',
+      async (after) => dataOf<Search>(await server.graphql(query, { after })).searchProducts,
+    );
+    expect(seen.map((node) => node.databaseId)).toEqual(expected);
   });
 
   it('pages backwards through every product, the same ids', async () => {
     const expected = await readableProductIds();
-    const seen: number[] = [];
-    let before: string | undefined;
-    for (let round = 0; round < 20; round++) {
-      const { products } = dataOf<Window>(await server.graphql(PRODUCTS_WINDOW, { last: 4, before }));
-      seen.unshift(...products.edges.map((edge) => edge.node.databaseId));
-      if (!products.pageInfo.hasPreviousPage) break;
-      before = products.pageInfo.startCursor;
-    }
-    expect(seen).toEqual(expected);
+    const seen = await walkConnection(
+      'backwards',
+      async (before) => dataOf<Window>(await server.graphql(PRODUCTS_WINDOW, { last: 4, before })).products,
+    );
+    expect(seen.map((node) => node.databaseId)).toEqual(expected);
   });
 
   it('finds them by node id; the unreadable one is null', async () => {
@@ -402,24 +417,12 @@ describe('orders other writers made', () => {
         };
       };
     };
-    const forwards: string[] = [];
-    let after: string | undefined;
-    for (let round = 0; round < 10; round++) {
-      const { orders } = dataOf<Orders>(await server.graphql(query, { first: 2, after }, alice)).viewer;
-      forwards.push(...orders.edges.map((edge) => edge.node.ulid));
-      if (!orders.pageInfo.hasNextPage) break;
-      after = orders.pageInfo.endCursor;
-    }
-    expect(forwards).toEqual(expected);
-    const backwards: string[] = [];
-    let before: string | undefined;
-    for (let round = 0; round < 10; round++) {
-      const { orders } = dataOf<Orders>(await server.graphql(query, { last: 2, before }, alice)).viewer;
-      backwards.unshift(...orders.edges.map((edge) => edge.node.ulid));
-      if (!orders.pageInfo.hasPreviousPage) break;
-      before = orders.pageInfo.startCursor;
-    }
-    expect(backwards).toEqual(expected);
+    const ordersAt = async (variables: Record<string, unknown>) =>
+      dataOf<Orders>(await server.graphql(query, variables, alice)).viewer.orders;
+    const forwards = await walkConnection('forwards', (after) => ordersAt({ first: 2, after }), 10);
+    expect(forwards.map((node) => node.ulid)).toEqual(expected);
+    const backwards = await walkConnection('backwards', (before) => ordersAt({ last: 2, before }), 10);
+    expect(backwards.map((node) => node.ulid)).toEqual(expected);
     expect(expected.length).toBe(
       FIXTURE_ORDERS.filter((o) => o.customer_id === FIXTURE_CUSTOMERS.alice).length + 3,
     );
