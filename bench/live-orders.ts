@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { request, type ClientRequest } from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,6 +8,8 @@ import type { Collection, Document } from 'mongodb';
 import { openBenchDatabase, type BenchDatabase } from './database';
 import { median } from './median';
 import { rssMb, totalCpuMs } from './proc';
+import { mainThreadProfile } from './profile-run';
+import { formatProfileSummary, readProfile, summariseProfile, type ProfileWindow } from './profile-summary';
 import { startServerProcess, type ServerProcess } from './servers';
 
 const USAGE = `Usage: npm run bench:live -- [--subscriptions N] [--rate R] [--seconds S]
@@ -16,12 +19,16 @@ change feed's default 1 s interval), its subscribers all in this process over lo
   1. one subscriber: write → event latency, and the database's CPU per second idle and at R
      order changes/s (written through the plain driver to random orders);
   2. N subscribers (one order each): the server's RSS before and after, the same idle and R/s
-     database CPU, and write → event latency at R/s;
+     database CPU, and write → event latency at R/s; the server's idle CPU twice: in the S
+     seconds just after opening (the openings' garbage is collected then), and in the steady
+     state after that (S seconds, at least one keep-alive interval);
   3. SIGTERM: the time until every stream has its last event and has ended.
 
   --subscriptions N   open subscriptions in step 2 (default 5000)
   --rate R            order changes per second while loaded (default 50)
   --seconds S         length of each CPU window (default 10)
+  --profile           run the server under node --cpu-prof and print the self time of step 2's
+                      steady idle window (its CPU figures then include the profiler's own cost)
 
 The database is the embedded one in bench/.data/live (or MONGODB_URI).`;
 
@@ -29,12 +36,15 @@ const JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
 const DB_NAME = 'storefront_live';
 const STATES = ['processing', 'partially_fulfilled', 'completed', 'refunded', 'pending'];
 const log = (line: string) => console.error(`[live] ${line}`);
+/** Yoga writes a comment to every open stream this often (graphql-yoga's SSE result processor). */
+const KEEP_ALIVE_SECONDS = 12;
 
 const { values } = parseArgs({
   options: {
     subscriptions: { type: 'string', default: '5000' },
     rate: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '10' },
+    profile: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -126,12 +136,13 @@ async function window(
   orders: Collection<Document>,
   targets: readonly string[],
   perSecond: number,
+  windowSeconds = seconds,
 ) {
   const dbPids = await db.serverPids();
   const before = { db: totalCpuMs(dbPids, true), server: totalCpuMs([server.pid]), at: performance.now() };
   let step = 0;
   const writes: Promise<void>[] = [];
-  const until = before.at + seconds * 1000;
+  const until = before.at + windowSeconds * 1000;
   // On a fixed schedule (not one after another), so a slow write does not lower the rate.
   while (performance.now() < until) {
     if (perSecond > 0) {
@@ -163,8 +174,16 @@ const db = await openBenchDatabase({
   log,
 });
 let server: ServerProcess | undefined;
+// Node writes one profile per thread (tsx's loader hooks run in a worker): a folder per run.
+const profileDir = values.profile
+  ? path.join('bench', '.data', 'live', 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
+  : undefined;
+const spawnedAt = performance.now();
+let idleWindow: ProfileWindow | undefined;
 try {
+  if (profileDir) await mkdir(profileDir, { recursive: true });
   server = await startServerProcess('ours', {
+    nodeFlags: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     env: {
       MONGODB_URI: db.uri,
       MONGODB_DB: DB_NAME,
@@ -230,7 +249,13 @@ try {
   await sleep(3_000);
   const rssAfter = rssMb(server.pid) ?? NaN;
   log(`${streams.length} open (${refused} openings refused by admission control and retried); measuring`);
-  const idleN = await window(db, server, orders, ulids, 0);
+  // Just after opening, the heap still holds the openings' garbage: its major GC falls here.
+  const afterOpening = await window(db, server, orders, ulids, 0);
+  // Then the steady state, over at least one keep-alive interval, so every stream's ping is in it
+  // once whatever its phase.
+  const idleFrom = performance.now() - spawnedAt;
+  const idleN = await window(db, server, orders, ulids, 0, Math.max(seconds, KEEP_ALIVE_SECONDS));
+  idleWindow = { fromMs: idleFrom, toMs: performance.now() - spawnedAt };
   delays = [];
   written.clear();
   const loadedN = await window(db, server, orders, ulids, rate);
@@ -270,6 +295,7 @@ try {
     'server CPU, idle: 1 subscriber / N',
     `${idle1.serverCpu.toFixed(1)} % / ${idleN.serverCpu.toFixed(1)} %`,
   );
+  row(`server CPU, idle, the ${seconds} s just after opening N`, `${afterOpening.serverCpu.toFixed(1)} %`);
   row(
     `server CPU at ${rate} changes/s: 1 subscriber / N`,
     `${loaded1.serverCpu.toFixed(1)} % / ${loadedN.serverCpu.toFixed(1)} %`,
@@ -281,4 +307,13 @@ try {
 } finally {
   await server?.stop();
   await db.stop();
+}
+
+if (profileDir && idleWindow) {
+  const file = await mainThreadProfile(profileDir);
+  console.log(
+    `\nCPU profile of the server with ${subscriptionCount} idle streams ` +
+      `(${(idleWindow.fromMs / 1000).toFixed(1)}–${(idleWindow.toMs / 1000).toFixed(1)} s after spawn): ${file}\n`,
+  );
+  console.log(formatProfileSummary(summariseProfile(await readProfile(file), 20, idleWindow), 12));
 }

@@ -11,7 +11,7 @@ import { SERVER_LABELS, startServers, type ServerProcess, type SharedServerEnv }
 /** `--profile`: one scenario on one server under node --cpu-prof, summarised by self time. */
 
 /** The main thread's profile: the one whose code includes our src/ (else the biggest). */
-async function mainThreadProfile(folder: string): Promise<string> {
+export async function mainThreadProfile(folder: string): Promise<string> {
   let best: { file: string; score: number } | undefined;
   for (const name of await readdir(folder)) {
     if (!name.endsWith('.cpuprofile')) continue;

@@ -303,6 +303,9 @@ export function createApp(deps: AppDependencies): App {
                 (await import('@graphql-yoga/render-graphiql')).renderGraphiQL({
                   title: 'Storefront Gateway',
                   defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+                  // Subscriptions too go as a JSON POST (GraphiQL's default is a GET, which the CSRF
+                  // check refuses without a custom header): the live-orders streams work in it.
+                  method: 'POST',
                 }),
               compressed: config.compressionMinBytes > 0,
             }),
