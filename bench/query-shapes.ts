@@ -80,6 +80,13 @@ const middleStages = [
   { $project: WITHOUT_SEARCH_FIELDS },
 ];
 
+const customerWalk = [
+  { $sort: { _id: -1 } },
+  { $limit: 2_000 },
+  { $match: { customer_id: customer } },
+  { $limit: 11 },
+];
+
 type Shape = [group: string, name: string, call: () => Promise<unknown>];
 const shapes: Shape[] = [
   [
@@ -181,6 +188,12 @@ const shapes: Shape[] = [
     'findWindow (today: walk the newest 2,000, then the customer index)',
     () => orderRepository.findWindow({ customerId: customer }, { limit: 11, oldestFirst: false }),
   ],
+  [
+    'customer window',
+    'aggregate $sort _id -1 $limit 2,000 $match customer $limit 11, hint _id_',
+    () => orders.aggregate(customerWalk, { hint: '_id_', batchSize: 11 }).toArray(),
+  ],
+  ['customer window', 'the same, no hint', () => orders.aggregate(customerWalk, { batchSize: 11 }).toArray()],
   [
     'customer window',
     'find customer_id sort _id -1 limit 11, hint customer index',
