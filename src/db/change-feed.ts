@@ -2,6 +2,7 @@ import type { Db, Document } from 'mongodb';
 import { pollChanges, type PollSettings } from './feed-poll';
 import { streamChanges } from './feed-stream';
 import { createWatermarkStore } from './feed-watermarks';
+import { freshCheck } from './fresh-check';
 import type { FeedBatch, FeedListener } from './feed-types';
 
 /**
@@ -28,7 +29,8 @@ export interface ChangeFeed<Doc> {
   /**
    * Whether the collection holds a write not yet handed to every listener (one indexed query
    * that matches nothing while the feed is caught up). What is derived from the whole collection
-   * (a total) is exact when it says no.
+   * (a total) is exact when it says no. Concurrent callers share one read started after they
+   * asked (src/db/fresh-check.ts).
    */
   hasUnhandled(): Promise<boolean>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */
@@ -93,7 +95,7 @@ export async function openChangeFeed<Doc extends Document>(
       return () => listeners.delete(listener);
     },
     handledBefore: follower.handledBefore,
-    hasUnhandled: follower.hasUnhandled,
+    hasUnhandled: freshCheck(follower.hasUnhandled),
     lagSeconds: follower.lagSeconds,
     close: follower.close,
   };

@@ -205,7 +205,9 @@ export function createOrderRepository(
         limit,
         projection: PROJECTION,
       },
-      { ...reads, signal, batchSize: limit, hint: PRIMARY_KEY },
+      // Unhinted: $sort and $limit come first, so the planner walks the primary key anyway, and on
+      // DocumentDB a hint cost PostgreSQL ~0.15 ms per list (issue 29).
+      { ...reads, signal, batchSize: limit },
     );
     if (recent.length === limit) return own(recent);
     return keepers.get(index)!.readWith(

@@ -23,6 +23,8 @@ function excluding(filter: Filter<Document>, exclude: readonly unknown[] | undef
   return exclude?.length ? ({ $and: [filter, { _id: { $nin: [...exclude] } }] } as Filter<Document>) : filter;
 }
 
+const isEmpty = (filter: object) => Object.keys(filter).length === 0;
+
 export interface PendingReadOptions {
   stored: Collection;
   reads: object;
@@ -52,7 +54,9 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
   /**
    * Rows of `filter` minus `exclude` in `_id` order, as offset pages read them: an aggregation, not
    * find (find evaluates its projection on every row it skips), hinted to walk the primary key in
-   * page order (left alone, the planner may read a whole category and sort it).
+   * page order (left alone, the planner may read a whole category and sort it, or sort a scan for
+   * a deep page). The unfiltered first page goes unhinted: the planner walks the primary key for
+   * it anyway, and on DocumentDB a hint costs PostgreSQL ~0.2 ms of CPU per read (issue 29).
    */
   function sortedPage(
     filter: Filter<ProductDoc>,
@@ -65,16 +69,17 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
     }: { skip: number; limit: number; exclude?: unknown[]; direction?: 1 | -1 },
     signal?: AbortSignal,
   ): Promise<Row[]> {
+    const match = excluding(raw(filter), exclude);
     return stored
       .aggregate<Row>(
         [
-          { $match: excluding(raw(filter), exclude) },
+          { $match: match },
           { $sort: { _id: direction } },
           ...(skip > 0 ? [{ $skip: skip }] : []),
           { $limit: limit },
           { $project: WITHOUT_SEARCH_FIELDS },
         ],
-        { ...reads, signal, hint: hintFor(plan) },
+        { ...reads, signal, ...(skip === 0 && isEmpty(match) ? {} : { hint: hintFor(plan) }) },
       )
       .toArray();
   }
@@ -123,11 +128,18 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
       signal?: AbortSignal,
     ): Promise<Row[]> {
       const bounded = Object.keys(idRange).length > 0;
+      const ranged = (filter: Filter<Document>) =>
+        (!bounded
+          ? filter
+          : isEmpty(filter)
+            ? { _id: idRange }
+            : { $and: [filter, { _id: idRange }] }) as Filter<Document>;
+      // Unfiltered, a window is a range of the primary key: the planner walks it unhinted.
       const read = (filter: Filter<ProductDoc>, readPlan: SearchPlan) =>
         stored
-          .find(bounded ? ({ $and: [raw(filter), { _id: idRange }] } as Filter<Document>) : raw(filter), {
+          .find(ranged(raw(filter)), {
             projection: WITHOUT_SEARCH_FIELDS,
-            hint: hintFor(readPlan),
+            ...(isEmpty(filter) ? {} : { hint: hintFor(readPlan) }),
             ...reads,
             signal,
           })

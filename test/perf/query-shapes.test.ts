@@ -361,6 +361,8 @@ describe('GraphQL order lists', () => {
     });
     // Every field, `_id` included: nothing to project.
     expect((seen.commands[0]!.pipeline as Document[]).at(-1)).toEqual({ $limit: 6 });
+    // Unhinted: the planner walks the primary key for $sort + $limit (test/perf/query-plans.test.ts).
+    expect(seen.commands[0]!.hint).toBeUndefined();
   });
 
   it("a customer with few orders: the walk falls short, then the customer's index answers", async () => {
