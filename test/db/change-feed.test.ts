@@ -29,6 +29,11 @@ async function recordingFeed(
   return { feed, batches, ids };
 }
 
+/** `updated_at` as a Laravel app writes it by default: `YYYY-MM-DD HH:MM:SS`, UTC. */
+function laravelTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+}
+
 async function until(what: string, check: () => boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
@@ -102,16 +107,45 @@ describe('a polling change feed', () => {
     await feed.close();
   });
 
-  it('leaves a document stamped in the future until its time, and ignores dates written as strings', async () => {
+  it('leaves a document stamped in the future until its time, as a date or as text', async () => {
     const { feed, ids } = await recordingFeed();
     await things.insertMany([
       { _id: 'future' as never, updated_at: new Date(Date.now() + 3_600_000) },
-      { _id: 'laravel-string' as never, updated_at: '2026-11-25 17:00:00' },
+      { _id: 'future-text' as never, updated_at: laravelTime(Date.now() + 3_600_000) },
     ]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await things.insertOne({ _id: 'later' as never, updated_at: new Date() });
     await until('the later write handed on', () => ids().includes('later'));
     expect(ids()).toEqual(['later']);
     await feed.close();
+  });
+
+  it('follows dates written as text in Laravel’s form, with a watermark of their own, across a restart', async () => {
+    const { feed, ids } = await recordingFeed();
+    const now = Date.now();
+    // Twelve writes in one second of text (Laravel's are whole seconds), read in batches of 10,
+    // one a second earlier, and a BSON date later than all: each kind has its own watermark.
+    await things.insertMany([
+      ...Array.from({ length: 12 }, (_, n) => ({ _id: `text-${n}`, updated_at: laravelTime(now) })),
+      { _id: 'text-earlier', updated_at: laravelTime(now - 1_000) },
+      { _id: 'iso-with-zone', updated_at: new Date(now).toISOString() },
+    ] as Document[]);
+    await things.insertOne({ _id: 'date-later' as never, updated_at: new Date(now + 2_000) });
+    await until('the 13 text dates and the date handed on', () => ids().length >= 14);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ids().sort()).toEqual(
+      ['date-later', 'text-earlier', ...Array.from({ length: 12 }, (_, n) => `text-${n}`)].sort(),
+    );
+    await feed.close();
+
+    await things.updateOne({ _id: 'text-3' as never }, { $set: { updated_at: laravelTime(now + 1_000) } });
+    const { feed: restarted, ids: after } = await recordingFeed();
+    await until('the write made while it was down handed on', () => after().length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(after()).toEqual(['text-3']);
+    expect(await restarted.hasUnhandled()).toBe(false);
+    await things.insertOne({ _id: 'text-new' as never, updated_at: laravelTime(now + 2_000) });
+    expect(await restarted.hasUnhandled()).toBe(true);
+    await restarted.close();
   });
 });
