@@ -227,6 +227,7 @@ async function laterPages(client: MongoClient): Promise<void> {
     intervalMs: 1_000,
     batchSize: 500,
     reconcileMs: 10_000,
+    lookBackMs: 5_000,
   });
   const plain = createProductRepository(db);
   // Each page asks the feed whether anything is unhandled (one indexed query), then takes the kept total.

@@ -1,5 +1,15 @@
 import type { Collection, Document } from 'mongodb';
-import { advance, DATES, pastFilter, TEXTS, untilNow, type Bracket, type Watermark } from './feed-range';
+import {
+  advance,
+  compareStamps,
+  DATES,
+  pastFilter,
+  TEXTS,
+  untilNow,
+  type Bracket,
+  type Stamp,
+  type Watermark,
+} from './feed-range';
 import { FEED_COMMENT, type FeedBatch, type Follower } from './feed-types';
 import type { FeedPosition, WatermarkStore } from './feed-watermarks';
 
@@ -18,6 +28,11 @@ export interface PollSettings {
   intervalMs: number;
   batchSize: number;
   reconcileMs: number;
+  /**
+   * How far back (of the clock) each poll looks again for a write that carries an earlier time
+   * than one already handled but committed after it (a slow transaction, a clock a little behind).
+   */
+  lookBackMs: number;
 }
 
 interface PollOptions<Doc> extends PollSettings {
@@ -32,6 +47,17 @@ interface PollOptions<Doc> extends PollSettings {
 interface Range {
   bracket: Bracket;
   mark: Watermark;
+  /** What was handed on within the look-back, by (`_id`, `updated_at`): each is handed on once. */
+  seen: Map<string, number>;
+}
+
+/** Most writes the look-back compares at once; past it (a bulk write) `hasUnhandled` says yes. */
+const MAX_LOOKED_BACK = 2_000;
+
+/** A document's `_id` and `updated_at` as one key (`_id`s of any type: 1 and '1' differ). */
+function seenKey(row: Document): string {
+  const stamp = row.updated_at instanceof Date ? row.updated_at.getTime() : String(row.updated_at);
+  return `${typeof row._id}:${String(row._id)}@${stamp}`;
 }
 
 /** The newest document now: where a feed with no saved position starts (the past is the backfill's). */
@@ -63,6 +89,7 @@ async function startingRanges(
     [DATES, TEXTS].map(async (bracket, n) => ({
       bracket,
       mark: savedMarks[n] ?? (await newest(collection, bracket, reads)),
+      seen: new Map<string, number>(),
     })),
   );
   return { ranges, fresh: savedMarks.some((mark) => !mark) };
@@ -72,7 +99,8 @@ export async function pollChanges<Doc extends Document>(
   collection: Collection<Doc>,
   options: PollOptions<Doc>,
 ): Promise<Follower> {
-  const { intervalMs, batchSize, reconcileMs, projection, watermarks, deliver, onError } = options;
+  const { intervalMs, batchSize, reconcileMs, lookBackMs, projection, watermarks, deliver, onError } =
+    options;
   const raw = collection as unknown as Collection<Document>;
   const reads = { comment: FEED_COMMENT, ...(options.maxTimeMS ? { maxTimeMS: options.maxTimeMS } : {}) };
   const { ranges, fresh } = await startingRanges(raw, await watermarks.load(), reads);
@@ -101,12 +129,47 @@ export async function pollChanges<Doc extends Document>(
         changes: rows.map((row) => ({ _id: row._id, document: row as unknown as Doc })),
       });
       for (const row of rows) if (isNewSince(row, reconciledAt)) inserted.add(String(row._id));
+      remember(range, rows);
       range.mark = advance(range.mark, rows);
       await watermarks.save(positionOf(ranges));
     }
     const full = rows.length === batchSize;
     if (full) behindAt = range.bracket.time(range.mark.at);
     return full;
+  }
+
+  function remember(range: Range, rows: readonly Document[]): void {
+    const now = Date.now();
+    for (const row of rows) range.seen.set(seenKey(row), range.bracket.time(row.updated_at) ?? now);
+  }
+
+  /** Where the look-back starts now: `lookBackMs` ago, or the watermark if that is earlier. */
+  function lookBackFrom(range: Range): Stamp {
+    const from = range.bracket.at(Date.now() - lookBackMs);
+    return compareStamps(from, range.mark.at) < 0 ? from : range.mark.at;
+  }
+
+  /**
+   * Writes of the range committed after later ones were handled: stamped within the look-back but
+   * before the watermark, and not handed on with that stamp. Read by `_id` and `updated_at` only,
+   * the few found then whole. Empty (and not asked) while the watermark is older than the look-back.
+   */
+  async function readLate(range: Range): Promise<void> {
+    const from = range.bracket.at(Date.now() - lookBackMs);
+    for (const [key, at] of range.seen) if (at < Date.now() - 2 * lookBackMs) range.seen.delete(key);
+    if (compareStamps(from, range.mark.at) >= 0) return;
+    const recent = await raw
+      .find({ updated_at: { $gte: from, $lt: range.mark.at } }, { projection: { updated_at: 1 }, ...reads })
+      .sort({ updated_at: -1, _id: -1 })
+      .limit(MAX_LOOKED_BACK)
+      .toArray();
+    const late = recent.filter((row) => !range.seen.has(seenKey(row)));
+    if (late.length === 0) return;
+    const rows = await raw
+      .find({ _id: { $in: late.map((row) => row._id) } }, { projection, ...reads })
+      .toArray();
+    await deliver({ changes: rows.map((row) => ({ _id: row._id, document: row as unknown as Doc })) });
+    remember(range, [...late, ...rows]);
   }
 
   /**
@@ -129,7 +192,10 @@ export async function pollChanges<Doc extends Document>(
   async function tick(): Promise<void> {
     try {
       const started = Date.now();
-      for (const range of ranges) while ((await readBatch(range)) && !closed);
+      for (const range of ranges) {
+        while ((await readBatch(range)) && !closed);
+        await readLate(range);
+      }
       behindAt = undefined;
       caughtUpAt = started;
       if (Date.now() - reconciledAt >= reconcileMs) await reconcile();
@@ -151,19 +217,29 @@ export async function pollChanges<Doc extends Document>(
   };
   schedule();
 
-  /** Whether a range holds a document past its watermark (sorted as the poll reads: a bare findOne was a scan, 150 ms at 100k). */
-  const unhandledIn = async (range: Range) =>
-    (
-      await raw
-        .find(pastFilter(range.bracket, range.mark), { projection: { _id: 1 }, ...reads })
-        .sort({ updated_at: 1, _id: 1 })
-        .limit(1)
-        .toArray()
-    ).length > 0;
+  /**
+   * Whether a range holds a write not handed on: past its watermark, or late within the look-back
+   * (one indexed read of `_id` and `updated_at`; idle, it finds the last documents handled).
+   */
+  async function unhandledIn(range: Range): Promise<boolean> {
+    const rows = await raw
+      .find(
+        { updated_at: { $gte: lookBackFrom(range), $lte: untilNow(range.bracket) } },
+        { projection: { updated_at: 1 }, ...reads },
+      )
+      .sort({ updated_at: 1, _id: 1 })
+      .limit(MAX_LOOKED_BACK + 1)
+      .toArray();
+    const handled = (row: Document) =>
+      range.seen.has(seenKey(row)) ||
+      (compareStamps(row.updated_at as Stamp, range.mark.at) === 0 && range.mark.idsAt.includes(row._id));
+    return rows.length > MAX_LOOKED_BACK || !rows.every(handled);
+  }
 
   return {
     mode: 'poll',
-    handledBefore: () => dates.mark.at as Date,
+    // Products stamped since then may not be handed on yet: past the watermark, or late.
+    handledBefore: () => lookBackFrom(dates) as Date,
     hasUnhandled: async () => (await Promise.all(ranges.map(unhandledIn))).some(Boolean),
     lagSeconds: () => (Date.now() - (behindAt ?? caughtUpAt)) / 1000,
     async close() {

@@ -12,7 +12,9 @@ import { openTestDatabase, type TestDatabase } from '../support/database';
 
 let tdb: TestDatabase;
 let things: Collection<Document>;
-const SETTINGS = { intervalMs: 100, batchSize: 10, reconcileMs: 1_000 };
+/** No look-back here, but in its own test: a feed started again re-reads the look-back's writes. */
+const SETTINGS = { intervalMs: 100, batchSize: 10, reconcileMs: 1_000, lookBackMs: 0 };
+const LOOK_BACK = { lookBackMs: 5_000 };
 
 /** A feed with a listener that records every batch. */
 async function recordingFeed(
@@ -147,5 +149,36 @@ describe('a polling change feed', () => {
     await things.insertOne({ _id: 'text-new' as never, updated_at: laravelTime(now + 2_000) });
     expect(await restarted.hasUnhandled()).toBe(true);
     await restarted.close();
+  });
+
+  it('hands on a write that commits after a later-stamped one was handled, within the look-back, once', async () => {
+    const { feed, ids } = await recordingFeed(LOOK_BACK);
+    const now = Date.now();
+    await things.insertOne({ _id: 'stamped-now' as never, updated_at: new Date(now) });
+    await until('the first write handed on', () => ids().includes('stamped-now'));
+    // Products stamped within the look-back are not known to be handled (searches match them as pending).
+    expect(feed.handledBefore()!.getTime()).toBeLessThan(now);
+    // A slow transaction (or a clock 2 s behind) commits a write stamped before the one handled,
+    // as a date and as text; one stamped a minute back is past the look-back.
+    await things.insertMany([
+      { _id: 'late-date', updated_at: new Date(now - 2_000) },
+      { _id: 'late-text', updated_at: laravelTime(now - 2_000) },
+      { _id: 'too-late', updated_at: new Date(now - 60_000) },
+    ] as Document[]);
+    expect(await feed.hasUnhandled()).toBe(true);
+    await until(
+      'both late writes handed on',
+      () => ids().includes('late-date') && ids().includes('late-text'),
+    );
+    expect(await feed.hasUnhandled()).toBe(false);
+    // Handed on once, though every poll within the look-back reads them again.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const mine = new Set(['stamped-now', 'late-date', 'late-text', 'too-late']);
+    expect(
+      ids()
+        .filter((id) => mine.has(id))
+        .sort(),
+    ).toEqual(['late-date', 'late-text', 'stamped-now']);
+    await feed.close();
   });
 });
