@@ -179,7 +179,7 @@ async function searchesPending(products: import('mongodb').Collection<Document>)
     return result;
   };
   // The same page and count through the repository, totals never kept: the pending path alone.
-  const position = new Date();
+  const position = { date: new Date(), text: new Date().toISOString().slice(0, 19).replace('T', ' ') };
   const repository = createProductRepository(products.db, {
     feed: { handledBefore: () => position, hasUnhandled: async () => true },
   });

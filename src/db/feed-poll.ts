@@ -104,7 +104,7 @@ export async function pollChanges<Doc extends Document>(
   const raw = collection as unknown as Collection<Document>;
   const reads = { comment: FEED_COMMENT, ...(options.maxTimeMS ? { maxTimeMS: options.maxTimeMS } : {}) };
   const { ranges, fresh } = await startingRanges(raw, await watermarks.load(), reads);
-  const [dates] = ranges as [Range, Range];
+  const [dates, texts] = ranges as [Range, Range];
   if (fresh) await watermarks.save(positionOf(ranges));
   let caughtUpAt = Date.now();
   /** The instant of the last batch of a range that was full (more waiting), while it is. */
@@ -145,6 +145,7 @@ export async function pollChanges<Doc extends Document>(
 
   /** Where the look-back starts now: `lookBackMs` ago, or the watermark if that is earlier. */
   function lookBackFrom(range: Range): Stamp {
+    if (lookBackMs === 0) return range.mark.at;
     const from = range.bracket.at(Date.now() - lookBackMs);
     return compareStamps(from, range.mark.at) < 0 ? from : range.mark.at;
   }
@@ -157,7 +158,7 @@ export async function pollChanges<Doc extends Document>(
   async function readLate(range: Range): Promise<void> {
     const from = range.bracket.at(Date.now() - lookBackMs);
     for (const [key, at] of range.seen) if (at < Date.now() - 2 * lookBackMs) range.seen.delete(key);
-    if (compareStamps(from, range.mark.at) >= 0) return;
+    if (lookBackMs === 0 || compareStamps(from, range.mark.at) >= 0) return;
     const recent = await raw
       .find({ updated_at: { $gte: from, $lt: range.mark.at } }, { projection: { updated_at: 1 }, ...reads })
       .sort({ updated_at: -1, _id: -1 })
@@ -239,7 +240,7 @@ export async function pollChanges<Doc extends Document>(
   return {
     mode: 'poll',
     // Products stamped since then may not be handed on yet: past the watermark, or late.
-    handledBefore: () => lookBackFrom(dates) as Date,
+    handledBefore: () => ({ date: lookBackFrom(dates) as Date, text: lookBackFrom(texts) as string }),
     hasUnhandled: async () => (await Promise.all(ranges.map(unhandledIn))).some(Boolean),
     lagSeconds: () => (Date.now() - (behindAt ?? caughtUpAt)) / 1000,
     async close() {

@@ -1,4 +1,5 @@
 import type { Document, Filter } from 'mongodb';
+import type { HandledBefore } from './feed-types';
 
 /**
  * What the polling feed (src/db/feed-poll.ts) reads of `updated_at`: one range of the index
@@ -48,6 +49,22 @@ export function compareStamps(a: Stamp, b: Stamp): number {
   if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
   const [x, y] = [String(a), String(b)];
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * Documents stamped at or after `since`, in either bracket (text only up to the future slack: other
+ * text, such as ISO 8601 with a `T`, sorts above the followed form and is not followed).
+ */
+export function writtenSince(since: HandledBefore): Filter<Document> {
+  return {
+    $or: [{ updated_at: { $gte: since.date } }, { updated_at: { $gte: since.text, $lte: untilNow(TEXTS) } }],
+  };
+}
+
+/** Whether `updated_at` is at or after `since` (as writtenSince selects). */
+export function isWrittenSince(updatedAt: unknown, since: HandledBefore): boolean {
+  if (updatedAt instanceof Date) return updatedAt >= since.date;
+  return TEXTS.time(updatedAt) !== undefined && (updatedAt as string) >= since.text;
 }
 
 /** The last stamp handled, and the `_id`s handled with exactly that stamp. */

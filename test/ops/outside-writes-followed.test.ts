@@ -265,4 +265,17 @@ describe('writes of another application while the feed has not read them yet', (
     // Nothing has given them grams: the answers above came from the pending path.
     expect(gramsCurrent(await products.findOne({ _id: renamed!._id }))).toBe(false);
   });
+
+  it('are found the same way when `updated_at` is text as Laravel writes it', async () => {
+    const renamed = (await products.findOne({ name: /card/i }, { sort: { _id: -1 } }))!;
+    const oldWord = String(renamed.name).split(' ')[0]!.toLowerCase();
+    const laravelNow = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    await products.updateOne(
+      { _id: renamed._id },
+      { $set: { name: 'Quintessa Card', updated_at: laravelNow } },
+    );
+    for (const term of ['quintessa', oldWord, 'card']) await expectExact(term);
+    expect(await scanIds('quintessa')).toEqual([renamed.id]);
+    expect(gramsCurrent(await products.findOne({ _id: renamed._id }))).toBe(false);
+  });
 });
