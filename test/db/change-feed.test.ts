@@ -181,4 +181,17 @@ describe('a polling change feed', () => {
     ).toEqual(['late-date', 'late-text', 'stamped-now']);
     await feed.close();
   });
+
+  it('after a bulk write in one second, more than it remembers, says nothing is unhandled once it is handed on', async () => {
+    const { feed, ids } = await recordingFeed({ lookBackMs: 500, batchSize: 100 });
+    const at = new Date();
+    const bulk = Array.from({ length: 1_100 }, (_, n) => ({ _id: 5_000 + n, updated_at: at }));
+    await things.insertMany(bulk as Document[]);
+    await until('all 1,100 handed on', () => ids().length >= 1_100);
+    // Past the look-back (twice it, when what it remembers is forgotten).
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(await feed.hasUnhandled()).toBe(false);
+    expect(new Set(ids()).size).toBe(ids().length);
+    await feed.close();
+  });
 });
