@@ -167,7 +167,9 @@ export async function pollChanges<Doc extends Document>(
 
   /** Hands on the range's late writes (the few found are then read whole). */
   async function readLate(range: Range): Promise<void> {
-    for (const [key, at] of range.seen) if (at < Date.now() - 2 * lookBackMs) range.seen.delete(key);
+    // Forgotten once below where the look-back now starts (it only moves on): never read again.
+    const from = range.bracket.time(range.bracket.at(Date.now() - lookBackMs)) ?? Date.now();
+    for (const [key, at] of range.seen) if (at < from) range.seen.delete(key);
     const late = (await lookedBack(range, MAX_LOOKED_BACK)).filter((row) => !range.seen.has(seenKey(row)));
     if (late.length === 0) return;
     const rows = await raw
