@@ -26,9 +26,10 @@ export interface ChangeFeed<Doc> {
    */
   handledBefore(): HandledBefore | undefined;
   /**
-   * Whether the collection holds a write not yet handed to every listener (one indexed query
-   * that matches nothing while the feed is caught up). What is derived from the whole collection
-   * (a total) is exact when it says no.
+   * Whether the collection holds a write not yet handed to every listener (polling: one indexed
+   * read past each watermark, matching nothing while the feed is caught up, and within the
+   * look-back one of what is stamped before it). What is derived from the whole collection (a
+   * total) is exact when it says no.
    */
   hasUnhandled(): Promise<boolean>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */

@@ -13,7 +13,7 @@ import type { HandledBefore } from './feed-types';
 export type Stamp = Date | string;
 
 export interface Bracket {
-  /** Its name in the saved position and in metrics. */
+  /** What it is called where people read it (the bench's output). */
   name: 'date' | 'text';
   /** The instant `ms` (since the epoch) written as this bracket's value. */
   at(ms: number): Stamp;
@@ -64,7 +64,9 @@ export function writtenSince(since: HandledBefore): Filter<Document> {
 /** Whether `updated_at` is at or after `since` (as writtenSince selects). */
 export function isWrittenSince(updatedAt: unknown, since: HandledBefore): boolean {
   if (updatedAt instanceof Date) return updatedAt >= since.date;
-  return TEXTS.time(updatedAt) !== undefined && (updatedAt as string) >= since.text;
+  if (TEXTS.time(updatedAt) === undefined) return false;
+  const text = updatedAt as string;
+  return text >= since.text && text <= (untilNow(TEXTS) as string);
 }
 
 /** The last stamp handled, and the `_id`s handled with exactly that stamp. */
