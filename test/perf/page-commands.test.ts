@@ -16,8 +16,9 @@ import { startTestServer, type TestServer } from '../support/server';
  * as bench/query-shapes.ts measured the shapes on the embedded engine (docs/benchmarks.md, "Issue
  * 29: query shapes on this engine"). With its total kept (src/db/total-cache.ts), a page is one
  * aggregation walking the primary key, unhinted when unfiltered and first (a hint cost PostgreSQL
- * ~0.2 ms per read), and the change feed's "anything unhandled?" reads (one per kind of `updated_at`), which concurrent pages
- * share (src/db/fresh-check.ts) without any of them missing a write made before it asked.
+ * ~0.2 ms per read), and the change feed's "anything unhandled?" reads (one per kind of
+ * `updated_at`), which concurrent pages share (src/db/fresh-check.ts) without any of them missing
+ * a write made before it asked.
  *
  * Fixtures: 20 products, 5 per category.
  */
