@@ -119,7 +119,9 @@ function estimate(
   if (!known) {
     const operation = getOperationAST(document, operationName);
     known = {
-      variableNames: (operation?.variableDefinitions ?? []).map((definition) => definition.variable.name.value),
+      variableNames: (operation?.variableDefinitions ?? []).map(
+        (definition) => definition.variable.name.value,
+      ),
       byShape: new Map(),
     };
     operations.set(operationName ?? '', known);
