@@ -4,7 +4,7 @@ import type { Options } from './options';
 import type { Machine } from './results-file';
 import type { Scenario } from './scenarios';
 import { SERVER_LABELS } from './servers';
-import type { Summary, TargetRow } from './summary';
+import type { ServerCostTarget, Summary, TargetRow } from './summary';
 
 /** The Markdown printed on stdout: a table per scenario, the processes at rest, the targets. */
 
@@ -48,6 +48,21 @@ function scenarioTable(scenario: Scenario, summaries: Summary[], checks: Scenari
   return `### ${scenario.title}\n\n${markdownTable(header, 'lrrrrrrrrrl', rows)}`;
 }
 
+/** "ours ≤ mercurius-jit CPU/req on gql-order: 0.41 vs 0.30 ms (1.37×) — missed", one per target. */
+function serverCostLines(targets: ServerCostTarget[]): string {
+  if (targets.length === 0) return 'No scenario of this run has ours beside the server a target names.';
+  return targets
+    .map((target) => {
+      const limit = target.factor === 1 ? target.against : `${target.factor}× ${target.against}`;
+      const outcome = target.met === null ? 'unknown' : target.met ? 'met' : 'missed';
+      return (
+        `- ours ≤ ${limit} server CPU/req on ${target.scenario}: ${target.ours.toFixed(3)} vs ` +
+        `${target.other.toFixed(3)} ms (${(target.ours / target.other).toFixed(2)}×) — ${outcome}`
+      );
+    })
+    .join('\n');
+}
+
 function targetTable(rows: TargetRow[]): string {
   return markdownTable(
     ['target', 'scenario', 'value', 'limit', 'met'],
@@ -84,6 +99,7 @@ export interface ReportFacts {
   checks: Map<string, ScenarioCheck[]>;
   idle: IdleReading[];
   targets: TargetRow[];
+  serverCost: ServerCostTarget[];
 }
 
 /** The whole report as printed: what ran where, then the tables. */
@@ -103,6 +119,7 @@ export function benchmarkReport(facts: ReportFacts): string {
   ].join('\n');
   return (
     `\n${header}\n${sections.join('\n\n')}\n\n### At rest (before the rounds)\n\n${idleTable(facts.idle)}\n\n` +
-    `### Targets (issue 6)\n\n${targetTable(facts.targets)}\n`
+    `### Targets (issue 6)\n\n${targetTable(facts.targets)}\n\n` +
+    `### Server cost targets (issue 29)\n\n${serverCostLines(facts.serverCost)}\n`
   );
 }

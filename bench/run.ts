@@ -20,7 +20,7 @@ import {
   type ServerProcess,
   type SharedServerEnv,
 } from './servers';
-import { summariseScenarios, targetRows } from './summary';
+import { serverCostTargets, summariseScenarios, targetRows } from './summary';
 
 /** `npm run bench`: the options, the database, the servers, the checks and rounds, the report. */
 
@@ -75,6 +75,7 @@ async function main(): Promise<void> {
 
     const summaries = summariseScenarios(scenarios, runs);
     const targets = targetRows(scenarios, summaries);
+    const serverCost = serverCostTargets(scenarios, summaries);
     const finishedAt = new Date();
     const info = machine();
     const database = DATABASE_LABELS[db.kind];
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
         checks,
         idle,
         targets,
+        serverCost,
       }),
     );
 
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
       })),
       idle,
       targets,
+      serverCost,
       runs,
     });
     log(`results written to ${path.relative(process.cwd(), file)}`);

@@ -124,3 +124,45 @@ export function summariseScenarios(scenarios: Scenario[], runs: RunMeasurement[]
   }
   return summaries;
 }
+
+/** One of issue 29's server targets, judged on one scenario's medians of this run. */
+export interface ServerCostTarget {
+  scenario: string;
+  /** What ours is held against: a peer, or the baseline times a factor. */
+  against: ServerId;
+  /** Ours' server CPU ms per request may be at most this times the other's. */
+  factor: number;
+  ours: number;
+  other: number;
+  met: boolean | null;
+}
+
+/**
+ * Issue 29: ours ≤ Mercurius + graphql-jit in server CPU per request on every GraphQL scenario,
+ * and every REST scenario ≤ 1.3× the bare baseline. A scenario without the other server in this
+ * run has no line.
+ */
+export function serverCostTargets(
+  scenarios: Scenario[],
+  results: Map<string, Summary[]>,
+): ServerCostTarget[] {
+  const targets: ServerCostTarget[] = [];
+  for (const scenario of scenarios) {
+    const summaries = results.get(scenario.id) ?? [];
+    const ours = summaries.find((summary) => summary.server === 'ours');
+    const [against, factor]: [ServerId, number] =
+      scenario.api === 'rest' ? ['baseline', 1.3] : ['mercurius-jit', 1];
+    const other = summaries.find((summary) => summary.server === against);
+    if (!ours || !other) continue;
+    const value = ours.cpuMsPerRequest / other.cpuMsPerRequest;
+    targets.push({
+      scenario: scenario.id,
+      against,
+      factor,
+      ours: ours.cpuMsPerRequest,
+      other: other.cpuMsPerRequest,
+      met: Number.isFinite(value) ? value <= factor : null,
+    });
+  }
+  return targets;
+}

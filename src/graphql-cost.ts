@@ -77,7 +77,68 @@ export function estimateDatabaseWork(
   return scans * SCAN_COST + extra;
 }
 
+/** Estimates kept per operation of a document; more distinct variable shapes start it afresh. */
+const SHAPES_PER_OPERATION = 64;
+
+interface OperationEstimates {
+  variableNames: string[];
+  byShape: Map<string, Estimate>;
+}
+
+/** Per parsed document (Yoga's cache and the REST operations hold them) and operation name. */
+const estimatesByDocument = new WeakMap<DocumentNode, Map<string, OperationEstimates>>();
+
+/**
+ * All the estimate can see of a variable's value: absent (its default applies), undefined, null, a list's length, a number, a
+ * string's words and short words (a blank string has none), or "something else given". Two
+ * requests whose variables have the same shapes cost the same, so an order's ULID or a search's
+ * own letters do not make a new estimate.
+ */
+function shapeOf(value: unknown): string {
+  if (value === undefined) return 'U';
+  if (value === null) return 'N';
+  if (Array.isArray(value)) return `A${value.length}`;
+  if (typeof value === 'number') return `n${value}`;
+  if (typeof value !== 'string') return 'O';
+  const words = value.trim().split(/\s+/).filter(Boolean);
+  return `S${words.length}:${words.filter((word) => [...word].length <= 2).length}`;
+}
+
+/**
+ * The estimate walks the whole document; the same operation with variables of the same shapes
+ * (see shapeOf) is walked once. Rate limits and the cost limit both price each request.
+ */
 function estimate(
+  document: DocumentNode,
+  operationName?: string | null,
+  variables?: Record<string, unknown> | null,
+): Estimate {
+  let operations = estimatesByDocument.get(document);
+  if (!operations) estimatesByDocument.set(document, (operations = new Map()));
+  let known = operations.get(operationName ?? '');
+  if (!known) {
+    const operation = getOperationAST(document, operationName);
+    known = {
+      variableNames: (operation?.variableDefinitions ?? []).map(
+        (definition) => definition.variable.name.value,
+      ),
+      byShape: new Map(),
+    };
+    operations.set(operationName ?? '', known);
+  }
+  const shape = known.variableNames
+    .map((name) => (variables && Object.hasOwn(variables, name) ? shapeOf(variables[name]) : '-'))
+    .join('|');
+  let result = known.byShape.get(shape);
+  if (!result) {
+    if (known.byShape.size >= SHAPES_PER_OPERATION) known.byShape.clear();
+    result = walk(document, operationName, variables);
+    known.byShape.set(shape, result);
+  }
+  return result;
+}
+
+function walk(
   document: DocumentNode,
   operationName?: string | null,
   variables?: Record<string, unknown> | null,

@@ -1,6 +1,7 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { validate, type ExecutionArgs, type GraphQLError, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { handleMaybePromise } from '@whatwg-node/promise-helpers';
 import { estimateCost } from './graphql-cost';
 import { documentNestsDeeperThan, nestsDeeperThan } from './graphql-nesting';
 
@@ -126,12 +127,17 @@ function useNestingLimits(): Plugin {
     onRequestParse({ requestParser, setRequestParser }) {
       if (!requestParser) return;
       const parse = requestParser;
-      setRequestParser(async (request) => {
-        const parsed = await parse(request);
-        if (Array.isArray(parsed)) parsed.forEach(check);
-        else check(parsed);
-        return parsed;
-      });
+      // Not async: a body node:http has already read parses without a promise turn.
+      setRequestParser((request) =>
+        handleMaybePromise(
+          () => parse(request),
+          (parsed) => {
+            if (Array.isArray(parsed)) parsed.forEach(check);
+            else check(parsed);
+            return parsed;
+          },
+        ),
+      );
     },
   };
 }

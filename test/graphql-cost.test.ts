@@ -1,5 +1,5 @@
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
-import { parse, validate } from 'graphql';
+import { parse, print, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { SCAN_COST, SHORT_WORD_COST, WORD_COST, estimateCost } from '../src/graphql-cost';
 import { schema } from '../src/schema/index';
@@ -93,5 +93,33 @@ describe('estimateCost', () => {
     const page = (number: number) => cost(`{ productPage(page: ${number}, perPage: 40) { total } }`);
     // Page 201 of 40 skips 8,000 products.
     expect(page(201) - page(1)).toBe(800);
+  });
+});
+
+describe('estimateCost, kept per operation and shape of its variables', () => {
+  const document = parse(
+    'query ($term: String, $n: Int = 5, $ids: [ID!]) { searchProductPage(term: $term, perPage: $n) { total items { name } } nodes(ids: $ids) { id } }',
+  );
+  const fresh = (variables: Record<string, unknown>) =>
+    estimateCost(parse(print(document)), undefined, variables);
+
+  it.each([
+    { term: 'gift card' },
+    { term: 'gift card', n: 5 },
+    { term: 'gi', n: 50 },
+    { term: 'soundwave', n: 50, ids: ['a', 'b'] },
+    { term: '   ', ids: [] },
+    { term: null, n: null },
+    { term: 'x y z', n: 1, ids: ['a', 'b', 'c', 'd'] },
+  ])('answers what a fresh walk of the document does: %j', (variables) => {
+    // The same document object each time, so every call after the first may come from what is kept.
+    expect(estimateCost(document, undefined, variables)).toBe(fresh(variables));
+    expect(estimateCost(document, undefined, { ...variables })).toBe(fresh(variables));
+  });
+
+  it('tells a word from two words and a long word from a short one', () => {
+    const one = estimateCost(document, undefined, { term: 'soundwave' });
+    expect(estimateCost(document, undefined, { term: 'soundwave headphones' })).toBe(one + WORD_COST);
+    expect(estimateCost(document, undefined, { term: 'so' })).toBe(one + SHORT_WORD_COST);
   });
 });

@@ -1,5 +1,6 @@
 import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { handleMaybePromise } from '@whatwg-node/promise-helpers';
 import type { Logger } from '../logger';
 import { jsonResponse } from './fetch-api';
 import { invalidRequestReason } from './node-guards';
@@ -60,16 +61,19 @@ export function useClientErrors({ logger }: ClientErrorOptions): Plugin {
     onRequestParse({ request, requestParser, setRequestParser }) {
       if (!requestParser) return;
       const parse = requestParser;
-      setRequestParser(async (incoming) => {
-        try {
-          return await parse(incoming);
-        } catch (error) {
-          const refusal = refusalOf(error, request.method);
-          if (!refusal) throw error;
-          logger.info({ method: request.method, reason: refusal.message }, 'client error');
-          throw refusal;
-        }
-      });
+      // Not async: a body node:http has already read parses without a promise turn.
+      setRequestParser((incoming) =>
+        handleMaybePromise(
+          () => parse(incoming),
+          (parsed) => parsed,
+          (error: unknown) => {
+            const refusal = refusalOf(error, request.method);
+            if (!refusal) throw error;
+            logger.info({ method: request.method, reason: refusal.message }, 'client error');
+            throw refusal;
+          },
+        ),
+      );
     },
   };
 }

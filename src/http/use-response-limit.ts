@@ -84,9 +84,10 @@ export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: R
       if (!JSON_BODY.test(response.headers.get('content-type') ?? '')) return;
       // Exact, in bytes, for single results (and any batch measured short above: UTF-16 lengths).
       const length = Number(response.headers.get('content-length') ?? 0);
-      const pathname = new URL(request.url).pathname;
-      if (length > maxBytes && pathname.replace(/\/$/, '') === '/graphql') return setResponse(tooLarge());
-      if (length > 0 && !take(request, serverContext, length)) setResponse(overBudget(pathname));
+      // The path is parsed only for an answer that is refused, not for every answer.
+      const pathname = () => new URL(request.url).pathname;
+      if (length > maxBytes && pathname().replace(/\/$/, '') === '/graphql') return setResponse(tooLarge());
+      if (length > 0 && !take(request, serverContext, length)) setResponse(overBudget(pathname()));
     },
   };
 }

@@ -1,12 +1,7 @@
-import {
-  createCounter,
-  createHistogram,
-  usePrometheus,
-  type FillLabelsFnParams,
-} from '@graphql-yoga/plugin-prometheus';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryObserver } from '../db/instrumented';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { useOperationMetrics, type OperationLabels } from './operation-metrics';
 
 export interface Metrics {
   registry: Registry;
@@ -28,6 +23,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 /** The operationName label of a request with no name, and of one whose name the server does not know. */
 const ANONYMOUS_OPERATION = 'anonymous';
+const METRICS_PATH = '/metrics';
 const OTHER_OPERATION = 'other';
 
 /**
@@ -35,7 +31,13 @@ const OTHER_OPERATION = 'other';
  * error's `path`, one per aliased `nodes` entry) was a new series each, kept for the process's life.
  */
 function operationLabels(knownNames: ReadonlySet<string>) {
-  return ({ operationName, operationType }: FillLabelsFnParams) => ({
+  return ({
+    operationName,
+    operationType,
+  }: {
+    operationName?: string;
+    operationType?: string;
+  }): OperationLabels => ({
     operationName:
       operationName === undefined || operationName === 'Anonymous'
         ? ANONYMOUS_OPERATION
@@ -116,58 +118,27 @@ export function createMetrics({
     dbDuration.observe({ query, outcome }, seconds);
 
   const labelsOf = operationLabels(operationNames);
-  const plugin = usePrometheus({
-    registry,
-    endpoint: '/metrics',
-    // Per operation: execution time and errors. Parse and validate are cached by Yoga (near zero
-    // after an operation's first request) and the request duration is http_request_duration_seconds:
-    // their three histograms cost ~10 % of a small GraphQL request's CPU and said nothing new.
-    metrics: {
-      graphql_envelop_request_duration: false,
-      graphql_envelop_phase_parse: false,
-      graphql_envelop_phase_validate: false,
-      graphql_envelop_phase_execute: createHistogram<'execute', 'operationName' | 'operationType'>({
-        registry,
-        histogram: {
-          name: 'graphql_envelop_phase_execute',
-          help: 'Time spent on running the GraphQL "execute" function',
-          labelNames: ['operationName', 'operationType'],
-        },
-        fillLabelsFn: labelsOf,
-      }),
-      graphql_envelop_request: createCounter<'execute' | 'subscribe', 'operationName' | 'operationType'>({
-        registry,
-        counter: {
-          name: 'graphql_envelop_request',
-          help: 'Counts the amount of GraphQL requests executed through Envelop',
-          labelNames: ['operationName', 'operationType'],
-        },
-        fillLabelsFn: labelsOf,
-      }),
-      // No `path` label: one per error position is a series per aliased field a client invents.
-      graphql_envelop_error_result: createCounter<
-        'parse' | 'validate' | 'context' | 'execute' | 'subscribe',
-        'operationName' | 'operationType' | 'phase'
-      >({
-        registry,
-        counter: {
-          name: 'graphql_envelop_error_result',
-          help: 'Counts the amount of errors reported from all phases',
-          labelNames: ['operationName', 'operationType', 'phase'],
-        },
-        fillLabelsFn: (params: FillLabelsFnParams) => ({
-          ...labelsOf(params),
-          phase: params.errorPhase ?? 'unknown',
-        }),
-      }),
-      graphql_yoga_http_duration: false,
-      graphql_envelop_request_time_summary: false,
-      graphql_envelop_phase_context: false,
-      graphql_envelop_phase_subscribe: false,
-      graphql_envelop_deprecated_field: false,
-      graphql_envelop_schema_change: false,
+  const operations = useOperationMetrics({ registry, labelsOf });
+  // Serves the registry; useMetricsAccess, installed before it, decides who may read it.
+  const endpoint: Plugin = {
+    onRequest({ url, fetchAPI, endResponse }) {
+      if (url.pathname !== METRICS_PATH) return;
+      return registry
+        .metrics()
+        .then((text) =>
+          endResponse(new fetchAPI.Response(text, { headers: { 'content-type': registry.contentType } })),
+        );
     },
-  });
+  };
+  // Per operation: execution time, executions and errors. Parse and validate are cached by Yoga
+  // (near zero after an operation's first request) and the request duration is
+  // http_request_duration_seconds: their histograms said nothing new.
+  const plugin: Plugin = {
+    onPluginInit({ addPlugin }) {
+      addPlugin(endpoint);
+      addPlugin(operations);
+    },
+  };
 
   return {
     registry,

@@ -110,3 +110,49 @@ describe('metric labels chosen by the client', () => {
     }
   });
 });
+
+/** The value of the one series of `metric` carrying every given label (any order), 0 if none yet. */
+function seriesValue(text: string, metric: string, labels: Record<string, string>): number {
+  const line = text
+    .split('\n')
+    .find(
+      (candidate) =>
+        candidate.startsWith(`${metric}{`) &&
+        Object.entries(labels).every(([name, value]) => candidate.includes(`${name}="${value}"`)),
+    );
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+describe('GraphQL errors in /metrics', () => {
+  it('are counted once each, by phase, under the operation that had them', async () => {
+    const errorsOf = async (labels: Record<string, string>) =>
+      seriesValue((await seriesCount()).text, 'graphql_envelop_error_result', labels);
+    const executionsOf = async (labels: Record<string, string>) =>
+      seriesValue((await seriesCount()).text, 'graphql_envelop_request', labels);
+    const parse = { operationName: 'anonymous', operationType: 'unknown', phase: 'parse' };
+    const validate = { operationName: 'Known', operationType: 'query', phase: 'validate' };
+    const execute = { operationName: 'other', operationType: 'query', phase: 'execute' };
+    const before = {
+      parse: await errorsOf(parse),
+      validate: await errorsOf(validate),
+      execute: await errorsOf(execute),
+      executions: await executionsOf({ operationName: 'other', operationType: 'query' }),
+    };
+
+    await post({ query: '{ productPage(' });
+    await post({ query: 'query Known { nope }' });
+    // Two orders asked for anonymously: two refusals in one execution.
+    await post({
+      query: 'query Refused($ids: [ID!]!) { nodes(ids: $ids) { id } } query Unused { __typename }',
+      operationName: 'Refused',
+      variables: { ids: [orderId(1), orderId(2)] },
+    });
+
+    expect(await errorsOf(parse)).toBe(before.parse + 1);
+    expect(await errorsOf(validate)).toBe(before.validate + 1);
+    expect(await errorsOf(execute)).toBe(before.execute + 2);
+    expect(await executionsOf({ operationName: 'other', operationType: 'query' })).toBe(
+      before.executions + 1,
+    );
+  });
+});
