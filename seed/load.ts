@@ -108,15 +108,16 @@ async function insertBatches<T>(
   let inserted = 0;
   for (const batch of batches) {
     if (failure !== undefined) break;
-    const task: Promise<void> = insert(batch).then(
-      () => {
+    // A throwing onInserted fails the load like a failed insert: only once every insert in flight
+    // has settled, so none lands after the caller has moved on (a test's next load met one).
+    const task: Promise<void> = insert(batch)
+      .then(() => {
         inserted += batch.length;
         onInserted(batch.length);
-      },
-      (error: unknown) => {
+      })
+      .catch((error: unknown) => {
         failure ??= error;
-      },
-    );
+      });
     const tracked = task.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
     if (inFlight.size >= INSERTS_IN_FLIGHT) await Promise.race(inFlight);

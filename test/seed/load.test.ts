@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Collection } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { OrderDoc, ProductDoc } from '../../src/db/documents';
 import { productRecord } from '../../src/db/records';
 import { INDEXES } from '../../src/db/mongo';
@@ -142,6 +143,25 @@ describe('seed loading', () => {
   it.each([true, false])(
     'loadGenerated (withFixtures: %s) that fails part way leaves no index dropped',
     async (withFixtures) => {
+      // The second batch's insert is slow: the first one's failure must wait for it to settle.
+      let unsettledInserts = 0;
+      let calls = 0;
+      const insertMany = Collection.prototype.insertMany;
+      vi.spyOn(Collection.prototype, 'insertMany').mockImplementation(async function (
+        this: Collection,
+        ...args
+      ) {
+        unsettledInserts++;
+        try {
+          if (++calls === 2) await new Promise((resolve) => setTimeout(resolve, 500));
+          return await insertMany.apply(this, args);
+        } finally {
+          unsettledInserts--;
+        }
+      });
+      onTestFinished(() => {
+        vi.restoreAllMocks();
+      });
       const load = loadGenerated(tdb.db, {
         seed: 7,
         products: 300,
@@ -154,6 +174,8 @@ describe('seed loading', () => {
         },
       });
       await expect(load).rejects.toThrow('no space left on device');
+      // It failed only once every insert in flight had settled: none lands after the caller moved on.
+      expect(unsettledInserts).toBe(0);
       const names = async (collection: string) =>
         (await tdb.db.collection(collection).listIndexes().toArray()).map((index) => index.name as string);
       expect(await names('products')).toEqual(
