@@ -118,19 +118,39 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUp
     });
   }
 
-  return {
-    async run<T>(work: () => Promise<T>, admission: Admission = {}): Promise<T> {
-      await turn(admission);
-      const started = performance.now();
-      let ok = false;
-      try {
-        const result = await work();
-        ok = true;
-        return result;
-      } finally {
-        adapt(performance.now() - started, ok);
+  /** Runs `work` in a slot already taken; the slot is freed when it settles. */
+  function occupy<T>(work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let running: Promise<T>;
+    try {
+      running = work();
+    } catch (error) {
+      running = Promise.reject(error as Error);
+    }
+    return running.then(
+      (result) => {
+        adapt(performance.now() - started, true);
         next();
+        return result;
+      },
+      (error: unknown) => {
+        adapt(performance.now() - started, false);
+        next();
+        throw error;
+      },
+    );
+  }
+
+  return {
+    /** A call with a free slot starts at once, in the same turn (no promise to wait for first). */
+    run<T>(work: () => Promise<T>, admission: Admission = {}): Promise<T> {
+      const { signal, request } = admission;
+      if (!signal?.aborted && running < Math.floor(limit)) {
+        running++;
+        if (request) begun.add(request);
+        return occupy(work);
       }
+      return turn(admission).then(() => occupy(work));
     },
     /** For tests and metrics: calls running and waiting now, and how many may run. */
     load: () => ({ running, waiting: waiting.length, limit: Math.floor(limit) }),

@@ -74,45 +74,66 @@ export function guardRepository<T extends AsyncMethods>(
   return (requestSignal) => {
     const bound: Record<string, unknown> = {};
     const deadlineKey = requestSignal ?? bound;
+    // One listener on the request's signal for all its calls, added by the first.
+    const inFlight = new Set<() => void>();
+    let listening = false;
     for (const { method, query, arity, call, lane } of methods) {
-      bound[method] = async (...args: unknown[]) => {
+      bound[method] = (...args: unknown[]) => {
         let deadline = requestDeadlines.get(deadlineKey);
         if (deadline === undefined) {
           deadline = performance.now() + timeoutMs + graceMs;
           requestDeadlines.set(deadlineKey, deadline);
         }
-        const left = deadline - performance.now();
-        if (left <= 0) throw new DatabaseTimeoutError(query, timeoutMs);
+        const until = deadline;
+        const left = until - performance.now();
+        if (left <= 0) return Promise.reject(new DatabaseTimeoutError(query, timeoutMs));
+        if (requestSignal?.aborted) return Promise.reject(new RequestAbandonedError(query));
+        if (requestSignal && !listening) {
+          listening = true;
+          requestSignal.addEventListener('abort', () => inFlight.forEach((leave) => leave()), { once: true });
+        }
         const controller = new AbortController();
         const { signal } = controller;
-        const leave = () => controller.abort(new RequestAbandonedError(query));
-        if (requestSignal?.aborted) leave();
-        requestSignal?.addEventListener('abort', leave, { once: true });
-        const overall = setTimeout(() => controller.abort(new DatabaseTimeoutError(query, timeoutMs)), left);
-        let timer: NodeJS.Timeout | undefined;
-        const stopped = new Promise<never>((_, reject) =>
-          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
-        );
-        // Settles when the driver lets go, which is when the lane's slot is freed.
-        const admitted = lane.run(
-          () => {
-            timer = setTimeout(() => controller.abort(new DatabaseTimeoutError(query, timeoutMs)), timeoutMs);
-            const positional = args.slice(0, arity);
-            positional.length = arity;
-            return call(...positional, { signal } satisfies CallOptions);
-          },
-          { signal, request: requestSignal },
-        );
-        // Whichever loses the race below fails unobserved: nobody waits for it any more.
-        admitted.catch(() => undefined);
-        stopped.catch(() => undefined);
-        try {
-          return await Promise.race([admitted, stopped]);
-        } finally {
-          clearTimeout(overall);
-          clearTimeout(timer);
-          requestSignal?.removeEventListener('abort', leave);
-        }
+        return new Promise((resolve, reject) => {
+          // One timer at a time: the request's deadline while queued, then the nearer of it and the call's.
+          let timer: NodeJS.Timeout | undefined;
+          const settle = () => {
+            clearTimeout(timer);
+            inFlight.delete(leave);
+          };
+          // The caller is answered at once; the driver lets go of the slot when it sees the abort.
+          const stop = (reason: Error) => {
+            settle();
+            controller.abort(reason);
+            reject(reason);
+          };
+          const leave = () => stop(new RequestAbandonedError(query));
+          const expire = () => stop(new DatabaseTimeoutError(query, timeoutMs));
+          inFlight.add(leave);
+          lane
+            .run(
+              () => {
+                clearTimeout(timer);
+                timer = setTimeout(expire, Math.min(timeoutMs, until - performance.now()));
+                const positional = args.slice(0, arity);
+                positional.length = arity;
+                return call(...positional, { signal } satisfies CallOptions);
+              },
+              { signal, request: requestSignal },
+            )
+            .then(
+              (value) => {
+                settle();
+                resolve(value);
+              },
+              (error: unknown) => {
+                settle();
+                reject(error as Error);
+              },
+            );
+          // Admitted in this turn unless the lane queued it: the wait is bounded by the deadline.
+          timer ??= setTimeout(expire, left);
+        });
       };
     }
     return bound as T;

@@ -11,17 +11,18 @@ export function instrumented<T extends AsyncMethods>(name: string, repository: T
   const wrapped: Record<string, unknown> = {};
   for (const [method, call] of Object.entries(repository)) {
     const query = `${name}.${method}`;
-    wrapped[method] = async (...args: never[]) => {
-      const started = process.hrtime.bigint();
-      const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-      try {
-        const result = await call(...args);
-        observe(query, seconds(), 'ok');
-        return result;
-      } catch (error) {
-        observe(query, seconds(), 'error');
-        throw error;
-      }
+    wrapped[method] = (...args: never[]) => {
+      const started = performance.now();
+      return call(...args).then(
+        (result) => {
+          observe(query, (performance.now() - started) / 1000, 'ok');
+          return result;
+        },
+        (error: unknown) => {
+          observe(query, (performance.now() - started) / 1000, 'error');
+          throw error;
+        },
+      );
     };
   }
   return wrapped as T;

@@ -40,9 +40,26 @@ const INVALID_TARGET = 'The request target is invalid.';
 /** node:http keeps the first of repeated Host headers; the raw headers still list them all. */
 function hostCount(req: IncomingMessage): number {
   let count = 0;
-  for (let index = 0; index < req.rawHeaders.length; index += 2)
-    if (req.rawHeaders[index]!.length === 4 && req.rawHeaders[index]!.toLowerCase() === 'host') count += 1;
+  for (let index = 0; index < req.rawHeaders.length; index += 2) {
+    const name = req.rawHeaders[index]!;
+    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host'))
+      count += 1;
+  }
   return count;
+}
+
+/**
+ * Hosts already found to make a URL: a server sees a handful, so the regex and the URL parse run
+ * once per host, not per request. Bounded: past it, a new host is only checked, not kept.
+ */
+const goodHosts = new Set<string>();
+const GOOD_HOSTS_KEPT = 256;
+
+function isGoodHost(host: string): boolean {
+  if (goodHosts.has(host)) return true;
+  if (!SANE_HOST.test(host) || !URL.canParse(`http://${host}/`)) return false;
+  if (goodHosts.size < GOOD_HOSTS_KEPT) goodHosts.add(host);
+  return true;
 }
 
 /**
@@ -52,22 +69,25 @@ function hostCount(req: IncomingMessage): number {
 function hostProblem(req: IncomingMessage): string | undefined {
   const host = req.headers.host;
   if (host === undefined) return req.httpVersionMinor >= 1 ? MISSING_HOST : undefined;
-  if (!SANE_HOST.test(host) || hostCount(req) > 1) return INVALID_HOST;
+  if (!isGoodHost(host) || hostCount(req) > 1) return INVALID_HOST;
+  return undefined;
+}
+
+/**
+ * With a Host that makes a URL, `http://${host}${target}` does too whenever the target starts
+ * with `/` (the URL parser fails in no state past the authority), so only other forms are parsed.
+ */
+function targetProblem(req: IncomingMessage): string | undefined {
+  const target = req.url ?? '/';
+  if (target.startsWith('/')) return undefined;
+  const absolute = /^https?:\/\//i.test(target) ? URL.parse(target) : null;
+  if (!absolute) return INVALID_TARGET;
+  req.url = `${absolute.pathname}${absolute.search}`;
   return undefined;
 }
 
 function checkTarget(req: IncomingMessage): void {
-  const host = req.headers.host;
-  let reason = hostProblem(req);
-  if (!reason) {
-    const target = req.url ?? '/';
-    const absolute = /^https?:\/\//i.test(target) ? URL.parse(target) : undefined;
-    if (absolute) req.url = `${absolute.pathname}${absolute.search}`;
-    else if (!target.startsWith('/')) reason = INVALID_TARGET;
-    // One parse of the URL whatwg-node will build; which part broke it is asked only then.
-    if (!reason && !URL.canParse(`http://${host ?? 'localhost'}${req.url ?? '/'}`))
-      reason = host !== undefined && !URL.canParse(`http://${host}/`) ? INVALID_HOST : INVALID_TARGET;
-  }
+  const reason = hostProblem(req) ?? targetProblem(req);
   if (reason === undefined) return;
   invalidReasons.set(req, reason);
   req.url = INVALID_REQUEST_PATH;

@@ -21,12 +21,20 @@ function unauthenticated(pathname: string): Response {
 
 /** node:http keeps the first of repeated Authorization headers; the raw headers still list them all. */
 function authorizationCount(serverContext: unknown): number {
-  const raw = (serverContext as { req?: { rawHeaders?: string[] } } | undefined)?.req?.rawHeaders ?? [];
+  const req = (serverContext as { req?: NodeRequestHeaders } | undefined)?.req;
+  // Most requests carry none: their headers are not walked.
+  if (!req || req.headers?.authorization === undefined) return 0;
+  const raw = req.rawHeaders ?? [];
   let count = 0;
   for (let index = 0; index < raw.length; index += 2) {
-    if (raw[index]?.toLowerCase() === 'authorization') count += 1;
+    if (raw[index]?.length === 13 && raw[index]!.toLowerCase() === 'authorization') count += 1;
   }
   return count;
+}
+
+interface NodeRequestHeaders {
+  headers?: Record<string, unknown>;
+  rawHeaders?: string[];
 }
 
 /**
