@@ -4,6 +4,7 @@ import { MongoClient, type Document } from 'mongodb';
 import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/db/search-grams';
 import { loadConfig } from '../src/config';
 import { openChangeFeed } from '../src/db/change-feed';
+import { DATES, pastFilter, TEXTS } from '../src/db/feed-range';
 import { createProductRepository } from '../src/db/product-repository';
 import { searchableTextOf } from '../src/db/search-grams-writer';
 import { createTotalCache } from '../src/db/total-cache';
@@ -19,7 +20,8 @@ const USAGE = `Usage: node --import tsx bench/outside-writes.ts -- --uri URI --d
 What following other writers costs and how soon it shows (docs/benchmarks.md, "Following other
 writers"), against a seeded database another process serves (npm run db; its pid for the
 database's CPU):
-  - the feed's idle cost: the database's CPU over 20 s with no server, then with one polling;
+  - the feed's idle cost: each of its idle reads (dates, text dates) timed alone; the database's
+    CPU over 20 s with no server, then with one polling;
   - write → visible: an outside rename, then the time until a search finds it, until its grams
     are current, until a cached page shows it, and until a filter's total moves;
   - searches with nothing pending and right after 10 outside writes (feed held back a minute);
@@ -116,6 +118,25 @@ async function idleCost(): Promise<void> {
   );
 }
 
+/** Each of the poll's idle reads (one per kind of `updated_at` followed), as the feed sends it. */
+async function feedReads(products: import('mongodb').Collection<Document>): Promise<void> {
+  for (const bracket of [DATES, TEXTS]) {
+    const runs: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const started = performance.now();
+      await products
+        .find(pastFilter(bracket, { at: bracket.at(Date.now()), idsAt: [] }), { comment: 'change feed' })
+        .sort({ updated_at: 1, _id: 1 })
+        .limit(500)
+        .toArray();
+      runs.push(performance.now() - started);
+    }
+    console.log(
+      `feed idle read of ${bracket.name} stamps: median ${ms(median(runs))} ms round trip (n=200), ${(median(runs) / 10).toFixed(2)} % of a core at one a second`,
+    );
+  }
+}
+
 async function writeToVisible(products: import('mongodb').Collection<Document>): Promise<void> {
   const cached = await serverWith({ RESPONSE_CACHE_TTL_MS: '60000' });
   const uncached = await serverWith({ RESPONSE_CACHE_TTL_MS: '0' });
@@ -198,7 +219,7 @@ async function searchesPending(products: import('mongodb').Collection<Document>)
     return result;
   };
   // The same page and count through the repository, totals never kept: the pending path alone.
-  const position = new Date();
+  const position = { date: new Date(), text: new Date().toISOString().slice(0, 19).replace('T', ' ') };
   const repository = createProductRepository(products.db, {
     feed: { handledBefore: () => position, hasUnhandled: async () => true },
   });
@@ -246,6 +267,7 @@ async function laterPages(client: MongoClient): Promise<void> {
     intervalMs: 1_000,
     batchSize: 500,
     reconcileMs: 10_000,
+    lookBackMs: 5_000,
   });
   const plain = createProductRepository(db);
   // Each page asks the feed whether anything is unhandled (one indexed query), then takes the kept total.
@@ -289,6 +311,7 @@ if (RATE !== undefined) {
     startServer: () => serverWith({ RESPONSE_CACHE_TTL_MS: '60000' }),
   });
 } else {
+  await feedReads(products);
   await idleCost();
   await laterPages(client);
   await searchesPending(products);

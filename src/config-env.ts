@@ -105,6 +105,7 @@ export const envSchema = z.object({
   CHANGE_FEED_INTERVAL_MS: wholeNumber(100, 60_000).default(1_000),
   CHANGE_FEED_BATCH: wholeNumber(10, 10_000).default(500),
   CHANGE_FEED_RECONCILE_MS: wholeNumber(1_000, 3_600_000).default(10_000),
+  CHANGE_FEED_LOOKBACK_MS: wholeNumber(0, 300_000).default(5_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber(0, 4_294_967_296).default(33_554_432),
   RESPONSE_CACHE_MAX_ENTRY_BYTES: wholeNumber(0, 104_857_600).default(1_048_576),
   METRICS: z.enum(['on', 'off']).default('on'),

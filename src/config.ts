@@ -72,7 +72,7 @@ export interface Config {
   /** Lifetime of cached anonymous product results; 0 turns the cache off. */
   responseCacheTtlMs: number;
   /** How the data layer follows writes where the database has no change streams (src/db/change-feed.ts). */
-  changeFeed: { intervalMs: number; batchSize: number; reconcileMs: number };
+  changeFeed: { intervalMs: number; batchSize: number; reconcileMs: number; lookBackMs: number };
   /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
   /** `Cache-Control` of public product reads, for browsers and CDNs. */
@@ -260,6 +260,7 @@ export function loadConfig(
       intervalMs: values.CHANGE_FEED_INTERVAL_MS,
       batchSize: values.CHANGE_FEED_BATCH,
       reconcileMs: values.CHANGE_FEED_RECONCILE_MS,
+      lookBackMs: values.CHANGE_FEED_LOOKBACK_MS,
     }),
     responseCacheBudget: Object.freeze({
       maxBytes: values.RESPONSE_CACHE_MAX_BYTES,

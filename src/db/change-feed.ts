@@ -3,7 +3,7 @@ import { pollChanges, type PollSettings } from './feed-poll';
 import { streamChanges } from './feed-stream';
 import { createWatermarkStore } from './feed-watermarks';
 import { freshCheck } from './fresh-check';
-import type { FeedBatch, FeedListener } from './feed-types';
+import type { FeedBatch, FeedListener, HandledBefore } from './feed-types';
 
 /**
  * One change feed per collection: what every derived thing (search grams, caches, totals, live
@@ -21,16 +21,17 @@ export interface ChangeFeed<Doc> {
   /** Adds a listener; returns its removal. */
   subscribe(listener: FeedListener<Doc>): () => void;
   /**
-   * Every document whose `updated_at` (a date) is before this has been handed to every listener.
-   * Documents written at or after it may not have been: readers that derive from the feed (the
-   * search grams) treat them as not yet derived. Undefined before the first position is known.
+   * Every document whose `updated_at` (a date, or text of the followed form) is before this has
+   * been handed to every listener. Documents written at or after it may not have been: readers
+   * that derive from the feed (the search grams) treat them as not yet derived.
    */
-  handledBefore(): Date | undefined;
+  handledBefore(): HandledBefore | undefined;
   /**
-   * Whether the collection holds a write not yet handed to every listener (one indexed query
-   * that matches nothing while the feed is caught up). What is derived from the whole collection
-   * (a total) is exact when it says no. Concurrent callers share one read started after they
-   * asked (src/db/fresh-check.ts).
+   * Whether the collection holds a write not yet handed to every listener (polling: one indexed
+   * read past each watermark, matching nothing while the feed is caught up, and within the
+   * look-back one of what is stamped before it). What is derived from the whole collection (a
+   * total) is exact when it says no. Concurrent callers share one read started after they asked
+   * (src/db/fresh-check.ts).
    */
   hasUnhandled(): Promise<boolean>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */

@@ -1,22 +1,38 @@
-import type { Collection, Document, Filter } from 'mongodb';
+import type { Collection, Document } from 'mongodb';
+import {
+  advance,
+  compareStamps,
+  DATES,
+  pastFilter,
+  TEXTS,
+  untilNow,
+  type Bracket,
+  type Stamp,
+  type Watermark,
+} from './feed-range';
 import { FEED_COMMENT, type FeedBatch, type Follower } from './feed-types';
 import type { FeedPosition, WatermarkStore } from './feed-watermarks';
 
 /**
- * Following a collection without change streams: one query per interval for documents whose
- * `updated_at` (a BSON date) is past the watermark, in (`updated_at`, `_id`) order, at most
- * `batchSize` at a time, on the index `updated_at_1`. The watermark is the last `updated_at`
- * handled and the `_id`s handled with exactly that value, so documents sharing a timestamp
- * (Laravel's are whole seconds) are neither lost nor read twice, whatever type their `_id` is.
- * Idle, the query matches nothing. A backlog (after an outage or a bulk import) is read batch
- * after batch without waiting. Deletions leave nothing to find: a count every `reconcileMs`
- * notices them (see reconcile below).
+ * Following a collection without change streams: one query per interval and per kind of
+ * `updated_at` followed (BSON dates, and text in Laravel's form: src/db/feed-range.ts) for
+ * documents past that kind's watermark, in (`updated_at`, `_id`) order, at most `batchSize` at a
+ * time, on the index `updated_at_1`. The watermark is the last `updated_at` handled and the `_id`s
+ * handled with exactly that value, so documents sharing a timestamp (Laravel's are whole seconds)
+ * are neither lost nor read twice, whatever type their `_id` is. Idle, each query matches
+ * nothing. A backlog (after an outage or a bulk import) is read batch after batch without
+ * waiting. Deletions leave nothing to find: a count every `reconcileMs` notices them (reconcile).
  */
 
 export interface PollSettings {
   intervalMs: number;
   batchSize: number;
   reconcileMs: number;
+  /**
+   * How far back (of the clock) each poll looks again for a write that carries an earlier time
+   * than one already handled but committed after it (a slow transaction, a clock a little behind).
+   */
+  lookBackMs: number;
 }
 
 interface PollOptions<Doc> extends PollSettings {
@@ -27,65 +43,72 @@ interface PollOptions<Doc> extends PollSettings {
   onError: (error: unknown) => void;
 }
 
-/** Documents stamped further ahead than this are left until their time comes (a wrong clock must not move the watermark past every later write). */
-const FUTURE_SLACK_MS = 60_000;
-/** Most `_id`s remembered for one timestamp; past it (a bulk write in one second) `_id` order continues. */
-const MAX_IDS_AT = 1_000;
-const EARLIEST = new Date(-8_640_000_000_000_000);
+/** One kind of `updated_at` followed, and how far. */
+interface Range {
+  bracket: Bracket;
+  mark: Watermark;
+  /** What was handed on within the look-back, by (`_id`, `updated_at`): each is handed on once. */
+  seen: Map<string, number>;
+}
 
-interface Watermark {
-  at: Date;
-  idsAt: unknown[];
+/** Most writes the look-back compares at once (the newest); past it (a bulk write) `hasUnhandled` says yes. */
+const MAX_LOOKED_BACK = 2_000;
+
+/** A document's `_id` and `updated_at` as one key (`_id`s of any type: 1 and '1' differ). */
+function seenKey(row: Document): string {
+  const stamp = row.updated_at instanceof Date ? row.updated_at.getTime() : String(row.updated_at);
+  return `${typeof row._id}:${String(row._id)}@${stamp}`;
 }
 
 /** The newest document now: where a feed with no saved position starts (the past is the backfill's). */
-async function newest(collection: Collection<Document>, reads: object): Promise<Watermark> {
+async function newest(collection: Collection<Document>, bracket: Bracket, reads: object): Promise<Watermark> {
   const [row] = await collection
-    .find({ updated_at: { $type: 'date' } }, { projection: { _id: 1, updated_at: 1 }, ...reads })
+    .find(
+      { updated_at: { $gte: bracket.lowest, $lte: untilNow(bracket) } },
+      { projection: { _id: 1, updated_at: 1 }, ...reads },
+    )
     .sort({ updated_at: -1, _id: -1 })
     .limit(1)
     .toArray();
-  return row ? { at: row.updated_at as Date, idsAt: [row._id] } : { at: EARLIEST, idsAt: [] };
+  return row ? { at: row.updated_at, idsAt: [row._id] } : { at: bracket.lowest, idsAt: [] };
 }
 
-function pastFilter({ at, idsAt }: Watermark): Filter<Document> {
-  // `_id`s of any type: the driver's typing assumes ObjectIds.
-  const until = new Date(Date.now() + FUTURE_SLACK_MS);
-  if (idsAt.length === 0) return { updated_at: { $gte: at, $lte: until } };
-  const sameInstant: Document =
-    idsAt.length < MAX_IDS_AT ? { _id: { $nin: idsAt } } : { _id: { $gt: idsAt[idsAt.length - 1] } };
-  return {
-    $or: [{ updated_at: { $gt: at, $lte: until } }, { updated_at: at, ...sameInstant }],
-  } as Filter<Document>;
-}
-
-function advance(mark: Watermark, rows: readonly Document[]): Watermark {
-  let { at, idsAt } = mark;
-  for (const row of rows) {
-    const rowAt = row.updated_at as Date;
-    if (rowAt.getTime() !== at.getTime()) {
-      at = rowAt;
-      idsAt = [];
-    }
-    idsAt = idsAt.length < MAX_IDS_AT ? [...idsAt, row._id] : [...idsAt.slice(1), row._id];
-  }
-  return { at, idsAt };
+/** Where each range resumes: its saved watermark, else the newest document of its kind. */
+async function startingRanges(
+  collection: Collection<Document>,
+  saved: FeedPosition | undefined,
+  reads: object,
+): Promise<{ ranges: Range[]; fresh: boolean }> {
+  const savedMarks: (Watermark | undefined)[] = [
+    saved?.updated_at ? { at: saved.updated_at, idsAt: saved.ids_at ?? [] } : undefined,
+    saved?.text_updated_at !== undefined
+      ? { at: saved.text_updated_at, idsAt: saved.text_ids_at ?? [] }
+      : undefined,
+  ];
+  const ranges = await Promise.all(
+    [DATES, TEXTS].map(async (bracket, n) => ({
+      bracket,
+      mark: savedMarks[n] ?? (await newest(collection, bracket, reads)),
+      seen: new Map<string, number>(),
+    })),
+  );
+  return { ranges, fresh: savedMarks.some((mark) => !mark) };
 }
 
 export async function pollChanges<Doc extends Document>(
   collection: Collection<Doc>,
   options: PollOptions<Doc>,
 ): Promise<Follower> {
-  const { intervalMs, batchSize, reconcileMs, projection, watermarks, deliver, onError } = options;
+  const { intervalMs, batchSize, reconcileMs, lookBackMs, projection, watermarks, deliver, onError } =
+    options;
   const raw = collection as unknown as Collection<Document>;
   const reads = { comment: FEED_COMMENT, ...(options.maxTimeMS ? { maxTimeMS: options.maxTimeMS } : {}) };
-  const saved = await watermarks.load();
-  let mark: Watermark = saved?.updated_at
-    ? { at: saved.updated_at, idsAt: saved.ids_at ?? [] }
-    : await newest(raw, reads);
-  if (!saved?.updated_at) await watermarks.save(positionOf(mark));
+  const { ranges, fresh } = await startingRanges(raw, await watermarks.load(), reads);
+  const [dates, texts] = ranges as [Range, Range];
+  if (fresh) await watermarks.save(positionOf(ranges));
   let caughtUpAt = Date.now();
-  let behind = false;
+  /** The instant of the last batch of a range that was full (more waiting), while it is. */
+  let behindAt: number | undefined;
   let count = await raw.countDocuments({}, reads);
   /** Documents created since the last count, as seen by the feed. */
   let inserted = new Set<string>();
@@ -94,11 +117,10 @@ export async function pollChanges<Doc extends Document>(
   let running: Promise<void> | undefined;
   let closed = false;
 
-  /** One batch; true when it was full (more may be waiting). */
-  async function readBatch(): Promise<boolean> {
-    const started = Date.now();
+  /** One batch of a range; true when it was full (more may be waiting). */
+  async function readBatch(range: Range): Promise<boolean> {
     const rows = await raw
-      .find(pastFilter(mark), { projection, ...reads })
+      .find(pastFilter(range.bracket, range.mark), { projection, ...reads })
       .sort({ updated_at: 1, _id: 1 })
       .limit(batchSize)
       .toArray();
@@ -107,12 +129,54 @@ export async function pollChanges<Doc extends Document>(
         changes: rows.map((row) => ({ _id: row._id, document: row as unknown as Doc })),
       });
       for (const row of rows) if (isNewSince(row, reconciledAt)) inserted.add(String(row._id));
-      mark = advance(mark, rows);
-      await watermarks.save(positionOf(mark));
+      remember(range, rows);
+      range.mark = advance(range.mark, rows);
+      await watermarks.save(positionOf(ranges));
     }
-    behind = rows.length === batchSize;
-    if (!behind) caughtUpAt = started;
-    return behind;
+    const full = rows.length === batchSize;
+    if (full) behindAt = range.bracket.time(range.mark.at);
+    return full;
+  }
+
+  function remember(range: Range, rows: readonly Document[]): void {
+    const now = Date.now();
+    for (const row of rows) range.seen.set(seenKey(row), range.bracket.time(row.updated_at) ?? now);
+  }
+
+  /** Where the look-back starts now: `lookBackMs` ago, or the watermark if that is earlier. */
+  function lookBackFrom(range: Range): Stamp {
+    if (lookBackMs === 0) return range.mark.at;
+    const from = range.bracket.at(Date.now() - lookBackMs);
+    return compareStamps(from, range.mark.at) < 0 ? from : range.mark.at;
+  }
+
+  /**
+   * `_id` and `updated_at` of the range's documents stamped within the look-back and before its
+   * watermark, newest first, at most `limit`; none (and nothing asked) while the watermark is
+   * older than the look-back, as it is when idle. Those not remembered were committed late.
+   */
+  function lookedBack(range: Range, limit: number): Promise<Document[]> {
+    const from = range.bracket.at(Date.now() - lookBackMs);
+    if (lookBackMs === 0 || compareStamps(from, range.mark.at) >= 0) return Promise.resolve([]);
+    return raw
+      .find({ updated_at: { $gte: from, $lt: range.mark.at } }, { projection: { updated_at: 1 }, ...reads })
+      .sort({ updated_at: -1, _id: -1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  /** Hands on the range's late writes (the few found are then read whole). */
+  async function readLate(range: Range): Promise<void> {
+    // Forgotten once below where the look-back now starts (it only moves on): never read again.
+    const from = range.bracket.time(range.bracket.at(Date.now() - lookBackMs)) ?? Date.now();
+    for (const [key, at] of range.seen) if (at < from) range.seen.delete(key);
+    const late = (await lookedBack(range, MAX_LOOKED_BACK)).filter((row) => !range.seen.has(seenKey(row)));
+    if (late.length === 0) return;
+    const rows = await raw
+      .find({ _id: { $in: late.map((row) => row._id) } }, { projection, ...reads })
+      .toArray();
+    await deliver({ changes: rows.map((row) => ({ _id: row._id, document: row as unknown as Doc })) });
+    remember(range, [...late, ...rows]);
   }
 
   /**
@@ -134,11 +198,17 @@ export async function pollChanges<Doc extends Document>(
   let failing = false;
   async function tick(): Promise<void> {
     try {
-      while ((await readBatch()) && !closed);
+      const started = Date.now();
+      for (const range of ranges) {
+        while ((await readBatch(range)) && !closed);
+        await readLate(range);
+      }
+      behindAt = undefined;
+      caughtUpAt = started;
       if (Date.now() - reconciledAt >= reconcileMs) await reconcile();
       failing = false;
     } catch (error) {
-      // The next tick retries from the same watermark: nothing is skipped by an outage, and it
+      // The next tick retries from the same watermarks: nothing is skipped by an outage, and it
       // is told once, not every second.
       if (!failing) onError(error);
       failing = true;
@@ -154,19 +224,33 @@ export async function pollChanges<Doc extends Document>(
   };
   schedule();
 
+  /**
+   * Whether a range holds a write not handed on: past its watermark (sorted as the poll reads: a
+   * bare findOne was a scan, 150 ms at 100k), or late within the look-back (more than the look-back
+   * compares, after a bulk write, counts as unhandled until they age out of it).
+   */
+  async function unhandledIn(range: Range): Promise<boolean> {
+    const [ahead, recent] = await Promise.all([
+      raw
+        .find(pastFilter(range.bracket, range.mark), { projection: { _id: 1 }, ...reads })
+        .sort({ updated_at: 1, _id: 1 })
+        .limit(1)
+        .toArray(),
+      lookedBack(range, MAX_LOOKED_BACK + 1),
+    ]);
+    return (
+      ahead.length > 0 ||
+      recent.length > MAX_LOOKED_BACK ||
+      recent.some((row) => !range.seen.has(seenKey(row)))
+    );
+  }
+
   return {
     mode: 'poll',
-    handledBefore: () => mark.at,
-    // Sorted as the poll reads: a bare findOne was a scan of the collection (150 ms at 100k).
-    hasUnhandled: async () =>
-      (
-        await raw
-          .find(pastFilter(mark), { projection: { _id: 1 }, ...reads })
-          .sort({ updated_at: 1, _id: 1 })
-          .limit(1)
-          .toArray()
-      ).length > 0,
-    lagSeconds: () => (behind ? Date.now() - mark.at.getTime() : Date.now() - caughtUpAt) / 1000,
+    // Products stamped since then may not be handed on yet: past the watermark, or late.
+    handledBefore: () => ({ date: lookBackFrom(dates) as Date, text: lookBackFrom(texts) as string }),
+    hasUnhandled: async () => (await Promise.all(ranges.map(unhandledIn))).some(Boolean),
+    lagSeconds: () => (Date.now() - (behindAt ?? caughtUpAt)) / 1000,
     async close() {
       closed = true;
       clearTimeout(timer);
@@ -175,12 +259,17 @@ export async function pollChanges<Doc extends Document>(
   };
 }
 
-function positionOf(mark: Watermark): FeedPosition {
-  return { updated_at: mark.at, ids_at: mark.idsAt };
+function positionOf([dates, texts]: Range[]): FeedPosition {
+  return {
+    updated_at: dates!.mark.at as Date,
+    ids_at: dates!.mark.idsAt,
+    text_updated_at: texts!.mark.at as string,
+    text_ids_at: texts!.mark.idsAt,
+  };
 }
 
 /** Created since `since`: an insert, not an update (a writer's clock error only costs a needless report). */
 function isNewSince(row: Document, since: number): boolean {
-  const created = row.created_at;
-  return created instanceof Date && created.getTime() >= since;
+  const created = DATES.time(row.created_at) ?? TEXTS.time(row.created_at);
+  return created !== undefined && created >= since;
 }

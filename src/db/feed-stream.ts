@@ -7,6 +7,7 @@ import {
 } from 'mongodb';
 import { FEED_COMMENT, type FeedBatch, type Follower } from './feed-types';
 import type { WatermarkStore } from './feed-watermarks';
+import { TEXTS, writtenSince } from './feed-range';
 
 /**
  * Following a collection by its change stream (replica sets, sharded clusters), one change per
@@ -98,11 +99,14 @@ export async function streamChanges<Doc extends Document>(
   }
   void follow();
 
-  const handledBefore = () => new Date((busySince ?? brokenSince ?? Date.now()) - SETTLE_MS);
+  const handledBefore = () => {
+    const ms = (busySince ?? brokenSince ?? Date.now()) - SETTLE_MS;
+    return { date: new Date(ms), text: TEXTS.at(ms) as string };
+  };
   return {
     mode: 'stream',
     hasUnhandled: async () =>
-      (await collection.findOne({ updated_at: { $gte: handledBefore() } } as never, {
+      (await collection.findOne(writtenSince(handledBefore()) as never, {
         projection: { _id: 1 },
         comment: FEED_COMMENT,
         maxTimeMS,

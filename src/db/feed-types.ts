@@ -21,10 +21,19 @@ export interface FeedBatch<Doc> {
 
 export type FeedListener<Doc> = (batch: FeedBatch<Doc>) => Promise<void> | void;
 
+/**
+ * Where what the feed handed on ends: every document whose `updated_at` is a date before `date`,
+ * or text of the followed form (src/db/feed-range.ts) before `text`, was handed to every listener.
+ */
+export interface HandledBefore {
+  date: Date;
+  text: string;
+}
+
 /** What a way of following changes gives the feed. */
 export interface Follower {
   mode: 'stream' | 'poll';
-  handledBefore(): Date | undefined;
+  handledBefore(): HandledBefore | undefined;
   hasUnhandled(): Promise<boolean>;
   lagSeconds(): number;
   close(): Promise<void>;

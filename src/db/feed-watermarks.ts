@@ -18,6 +18,9 @@ export interface FeedPosition {
   updated_at?: Date;
   /** Polling: the `_id`s handled with exactly that `updated_at`. */
   ids_at?: unknown[];
+  /** Polling: the same for `updated_at` written as text (src/db/feed-range.ts); `''` before any. */
+  text_updated_at?: string;
+  text_ids_at?: unknown[];
   /** Change streams: the resume token after the last change handled. */
   resume_token?: unknown;
 }

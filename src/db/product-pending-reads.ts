@@ -1,5 +1,6 @@
 import type { Collection, Document, Filter } from 'mongodb';
 import type { ProductDoc } from './documents';
+import type { HandledBefore } from './feed-types';
 import { UPDATED_AT_INDEX } from './mongo';
 import { productFilter, SCAN, type ProductCriteria } from './product-plans';
 import { WITHOUT_SEARCH_FIELDS, writtenSince, type SearchPlan } from './product-search';
@@ -36,7 +37,7 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
    * The search's matches among products written since `since`, by the regexes alone, in `_id`
    * order; null when there are more than MAX_PENDING (then the search reads as a scan).
    */
-  async function pendingMatches(criteria: ProductCriteria, since: Date, signal?: AbortSignal) {
+  async function pendingMatches(criteria: ProductCriteria, since: HandledBefore, signal?: AbortSignal) {
     const rows = await stored
       .find(raw({ $and: [productFilter(criteria), writtenSince(since)] }), {
         projection: WITHOUT_SEARCH_FIELDS,

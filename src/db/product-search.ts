@@ -9,6 +9,8 @@ import {
   type SearchableText,
 } from './search-grams';
 import type { ProductDoc } from './documents';
+import { isWrittenSince, writtenSince as stampedSince } from './feed-range';
+import type { HandledBefore } from './feed-types';
 
 /**
  * Search served by the n-gram index (src/db/search-grams.ts): the filters, and the choice
@@ -74,8 +76,8 @@ const UNINDEXED: Filter<ProductDoc>[] = [
 ];
 
 /** Products written since `since`: the change feed may not have made their grams yet. */
-export function writtenSince(since: Date): Filter<ProductDoc> {
-  return { updated_at: { $gte: since } };
+export function writtenSince(since: HandledBefore): Filter<ProductDoc> {
+  return stampedSince(since) as Filter<ProductDoc>;
 }
 
 /** Products without current grams looked at per probe: past it, searches scan (a backfill is due). */
@@ -90,7 +92,7 @@ const MAX_UNINDEXED_SEEN = 1_000;
 export async function hasUnindexed(
   products: Collection<ProductDoc>,
   reads: object = {},
-  pendingSince?: Date,
+  pendingSince?: HandledBefore,
 ): Promise<boolean> {
   const seen = await Promise.all(
     UNINDEXED.map((filter) =>
@@ -101,7 +103,7 @@ export async function hasUnindexed(
     ),
   );
   const pending = (doc: { updated_at?: unknown }) =>
-    pendingSince !== undefined && doc.updated_at instanceof Date && doc.updated_at >= pendingSince;
+    pendingSince !== undefined && isWrittenSince(doc.updated_at, pendingSince);
   return seen.some((docs) => docs.length > MAX_UNINDEXED_SEEN || docs.some((doc) => !pending(doc)));
 }
 
@@ -121,7 +123,7 @@ export async function countUnindexed(products: Collection<ProductDoc>): Promise<
  * products written since then may carry stale grams, so they are matched by the regexes alone
  * (src/db/search-pending.ts); absent without a change feed.
  */
-export type SearchPlan = ({ kind: 'grams'; pendingSince?: Date } & GramChoice) | { kind: 'scan' };
+export type SearchPlan = ({ kind: 'grams'; pendingSince?: HandledBefore } & GramChoice) | { kind: 'scan' };
 
 /**
  * How long one answer of the three probes is reused: a search costs no extra round trip. Products
@@ -180,7 +182,7 @@ function sampledShares(
 export function createSearchPlanner(
   products: Collection<ProductDoc>,
   reads: object = {},
-  pendingSince: () => Date | undefined = () => undefined,
+  pendingSince: () => HandledBefore | undefined = () => undefined,
 ) {
   let probe: { at: number; answer: Promise<boolean> } | undefined;
   function unindexed(): Promise<boolean> {

@@ -1,5 +1,7 @@
 import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { searchTextHash } from '../../src/db/search-grams';
+import { searchableTextOf } from '../../src/db/search-grams-writer';
 import { isBackgroundCommand } from '../support/background-commands';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
@@ -124,6 +126,43 @@ describe.each([
         async () => (await page(server, '/api/v1/products?search=cobaltine')).total === 1,
       );
     }
+  });
+
+  it('follow a Laravel app that writes `updated_at` as text: grams, cached pages and searches, totals', async () => {
+    const search = (term: string) => `/api/v1/products?search=${term}&per_page=2`;
+    for (const server of servers) {
+      await page(server);
+      expect((await page(server, search('quillfeather'))).total).toBe(0);
+      expect((await page(server)).cache).toBe('HIT');
+    }
+    const gift = await products.findOne({ category_key: 'gift cards' }, { sort: { _id: -1 } });
+    // Laravel's default: `Y-m-d H:i:s` in UTC, whole seconds.
+    const laravelNow = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    await products.updateOne(
+      { _id: gift!._id },
+      {
+        $set: {
+          name: 'Quillfeather Voucher',
+          category_name: 'Retired',
+          category_key: 'retired',
+          updated_at: laravelNow,
+        },
+      },
+    );
+    for (const server of servers) {
+      await until(
+        'the cached page and its total follow',
+        async () => (await page(server)).total === (await giftCardsNow(products)).total,
+      );
+      await until(
+        'the cached search finds the new name',
+        async () => (await page(server, search('quillfeather'))).total === 1,
+      );
+    }
+    // The grams the gateway wrote are of the new text, and it left the writer's text date alone.
+    const written = await products.findOne({ _id: gift!._id });
+    expect(written!.search_text_hash).toBe(searchTextHash(searchableTextOf(written!)));
+    expect(written!.updated_at).toBe(laravelNow);
   });
 });
 

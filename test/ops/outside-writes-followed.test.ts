@@ -216,6 +216,27 @@ describe('writes of another application', () => {
     expect(position?.updated_at).toEqual(newest!.updated_at);
     await expectExact('marigold');
   });
+
+  it('follows a writer whose clock is a little behind: a rename stamped before a write already handled', async () => {
+    const stamp = new Date();
+    await products.updateOne({ id: 2 }, { $set: { name: 'Tidewhistle Gift Card', updated_at: stamp } });
+    await untilTrue('the first rename is handled', async () =>
+      gramsCurrent(await products.findOne({ id: 2 })),
+    );
+    const behind = (await products.findOne({ name: /card/i, id: { $ne: 2 } }, { sort: { _id: -1 } }))!;
+    const oldWord = String(behind.name).split(' ')[0]!.toLowerCase();
+    // Committed after the first rename was handled, stamped two seconds before it.
+    await products.updateOne(
+      { _id: behind._id },
+      { $set: { name: 'Quintessa Voucher', updated_at: new Date(stamp.getTime() - 2_000) } },
+    );
+    for (const term of ['quintessa', oldWord, 'tidewhistle']) await expectExact(term);
+    expect(await scanIds('quintessa')).toEqual([behind.id]);
+    await untilTrue('the late rename gets grams of its text', async () =>
+      gramsCurrent(await products.findOne({ _id: behind._id })),
+    );
+    for (const term of ['quintessa', oldWord]) await expectExact(term);
+  });
 });
 
 describe('writes of another application while the feed has not read them yet', () => {
@@ -243,5 +264,18 @@ describe('writes of another application while the feed has not read them yet', (
     expect(await scanIds('glimmerquartz')).toEqual([renamed!.id]);
     // Nothing has given them grams: the answers above came from the pending path.
     expect(gramsCurrent(await products.findOne({ _id: renamed!._id }))).toBe(false);
+  });
+
+  it('are found the same way when `updated_at` is text as Laravel writes it', async () => {
+    const renamed = (await products.findOne({ name: /card/i }, { sort: { _id: -1 } }))!;
+    const oldWord = String(renamed.name).split(' ')[0]!.toLowerCase();
+    const laravelNow = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    await products.updateOne(
+      { _id: renamed._id },
+      { $set: { name: 'Quintessa Card', updated_at: laravelNow } },
+    );
+    for (const term of ['quintessa', oldWord, 'card']) await expectExact(term);
+    expect(await scanIds('quintessa')).toEqual([renamed.id]);
+    expect(gramsCurrent(await products.findOne({ _id: renamed._id }))).toBe(false);
   });
 });

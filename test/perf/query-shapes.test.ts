@@ -60,14 +60,26 @@ afterAll(() => server.stop());
 
 /**
 /**
+ * Products written since the change feed's position, as dates or as text (src/db/feed-range.ts):
+ * two ranges of the `updated_at` index, `{$or: [{updated_at: {$gte}}, {updated_at: {$gte, $lte}}]}`.
+ */
+function expectWrittenSince(filter: Document): void {
+  const [dates, texts] = filter.$or as [Document, Document];
+  expect(Object.keys(dates.updated_at as Document)).toEqual(['$gte']);
+  expect((dates.updated_at as Document).$gte).toBeInstanceOf(Date);
+  expect(Object.keys(texts.updated_at as Document)).toEqual(['$gte', '$lte']);
+  expect(typeof (texts.updated_at as Document).$gte).toBe('string');
+}
+
+/**
  * `{$and: [{search_grams: {$all: grams}}, words]}` where grams are some of `of` (which ones the
  * sample decides: src/db/gram-choice.ts). A count takes, beside the grams, the products
- * written since the change feed's position (`{$or: [grams, {updated_at: {$gte}}]}`).
+ * written since the change feed's position (`{$or: [grams, writtenSince]}`).
  */
 function expectGramsAndWords(filter: unknown, of: string[], words: unknown): void {
   const [first, ...rest] = (filter as { $and: [Document, ...unknown[]] }).$and;
   const pending = first.$or as [Document, Document] | undefined;
-  if (pending) expect(Object.keys(pending[1].updated_at as Document)).toEqual(['$gte']);
+  if (pending) expectWrittenSince(pending[1]);
   const grams = (pending ? pending[0] : first) as { search_grams: { $all: string[] } };
   expect(grams.search_grams.$all.length).toBeGreaterThan(0);
   expect(of).toEqual(expect.arrayContaining(grams.search_grams.$all));
@@ -141,7 +153,7 @@ function expectPendingRead(read: Document | undefined, words: unknown): void {
   expect(read?.hint).toBe('updated_at_1');
   const [byWords, written] = (read?.filter as { $and: [unknown, Document] }).$and;
   expect(byWords).toEqual(words);
-  expect(Object.keys(written.updated_at as Document)).toEqual(['$gte']);
+  expectWrittenSince(written);
   expect(plain(read?.sort)).toEqual({ _id: 1 });
 }
 

@@ -1,0 +1,149 @@
+import type { Collection, Db, Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed';
+import { createProductRepository } from '../../src/db/product-repository';
+import { productRecord } from '../../src/db/records';
+import { createTotalCache } from '../../src/db/total-cache';
+import { generateProduct } from '../../seed/generator';
+import { openTestDatabase, type TestDatabase } from '../support/database';
+
+/**
+ * A kept total and an outside write that race: the count reads the collection before the write
+ * commits, the change feed hands the write on (dropping the kept totals), and only then does the
+ * count's answer come back. That answer must not be kept. The race is forced, not hoped for: the
+ * products collection the repository reads holds each count's answer until the test lets it go.
+ */
+
+let tdb: TestDatabase;
+let feed: ChangeFeed<Document>;
+let products: Collection<Document>;
+const handed = new Set<string>();
+
+/** A gate on count answers: armed, each finished count waits for `release` before returning. */
+function gatedCounts(db: Db) {
+  let gate: { counted: () => void; released: Promise<void> } | undefined;
+  const gated = new Proxy(db, {
+    get(target, property) {
+      if (property !== 'collection') return Reflect.get(target, property, target) as unknown;
+      return (name: string) => {
+        const collection = target.collection(name);
+        return new Proxy(collection, {
+          get(inner, key) {
+            const value = Reflect.get(inner, key, inner) as unknown;
+            if (typeof value !== 'function') return value;
+            if (key !== 'countDocuments') return value.bind(inner) as unknown;
+            return async (...args: unknown[]) => {
+              const answer = (await (value as (...a: unknown[]) => Promise<number>).apply(
+                inner,
+                args,
+              )) as number;
+              const held = gate;
+              if (held) {
+                held.counted();
+                await held.released;
+              }
+              return answer;
+            };
+          },
+        });
+      };
+    },
+  });
+  return {
+    db: gated,
+    /** Arms the gate; resolves `counted` once a count has read the collection. */
+    arm() {
+      let counted!: () => void;
+      let release!: () => void;
+      const hasCounted = new Promise<void>((resolve) => (counted = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      gate = { counted, released };
+      return {
+        hasCounted,
+        release: () => {
+          gate = undefined;
+          release();
+        },
+      };
+    },
+  };
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+beforeAll(async () => {
+  tdb = await openTestDatabase('kept_totals');
+  products = tdb.db.collection('products');
+  await products.insertMany(
+    Array.from({ length: 40 }, (_, n) => productRecord(generateProduct(3, n + 1))) as Document[],
+  );
+  feed = await openChangeFeed<Document>(tdb.db, 'products', {
+    intervalMs: 100,
+    batchSize: 500,
+    reconcileMs: 60_000,
+    lookBackMs: 5_000,
+    exclude: ['search_grams'],
+  });
+  feed.subscribe(({ changes }) => {
+    for (const change of changes) handed.add(String(change._id));
+  });
+});
+afterAll(async () => {
+  await feed?.close();
+  await tdb?.close();
+});
+
+describe('a kept total and a change committed while it is counted', () => {
+  it('is not kept when the feed handed the change on before the count came back', async () => {
+    const totals = createTotalCache();
+    // The server's wiring (src/app.ts): every batch the feed hands on drops the kept totals.
+    feed.subscribe(totals.invalidate);
+    const gate = gatedCounts(tdb.db);
+    const repository = createProductRepository(gate.db, { feed, totals });
+    const one = (await products.findOne({}, { sort: { _id: 1 } }))!;
+    const criteria = { words: [], category: String(one.category_name) };
+    const inCategory = () => products.countDocuments({ category_key: one.category_key });
+    const before = await inCategory();
+    await until('nothing unhandled', async () => !(await feed.hasUnhandled()));
+
+    const held = gate.arm();
+    const counting = repository.count(criteria);
+    await held.hasCounted;
+    handed.clear();
+    await products.updateOne(
+      { _id: one._id },
+      { $set: { category_name: 'Retired', category_key: 'retired', updated_at: new Date() } },
+    );
+    await until('the feed handed the change on', () => handed.has(String(one._id)));
+    held.release();
+    // That request's answer is as of its read; the next one must not reuse it.
+    expect(await counting).toBe(before);
+    expect(await repository.count(criteria)).toBe(before - 1);
+    expect(await inCategory()).toBe(before - 1);
+  });
+
+  it('is kept, and reused, when nothing changed while it was counted', async () => {
+    const totals = createTotalCache();
+    feed.subscribe(totals.invalidate);
+    const gate = gatedCounts(tdb.db);
+    const repository = createProductRepository(gate.db, { feed, totals });
+    const one = (await products.findOne({ category_key: { $ne: 'retired' } }, { sort: { _id: -1 } }))!;
+    const criteria = { words: [], category: String(one.category_name) };
+    await until('nothing unhandled', async () => !(await feed.hasUnhandled()));
+    const held = gate.arm();
+    const counting = repository.count(criteria);
+    await held.hasCounted;
+    held.release();
+    const total = await counting;
+    // Changed behind the repository's back without `updated_at`: only a kept total still says `total`.
+    await products.updateOne({ _id: one._id }, { $set: { category_key: 'hidden' } });
+    expect(await repository.count(criteria)).toBe(total);
+    await products.updateOne({ _id: one._id }, { $set: { category_key: one.category_key } });
+  });
+});
