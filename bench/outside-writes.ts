@@ -11,9 +11,11 @@ import { createTotalCache } from '../src/db/total-cache';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
 import { median } from './median';
+import { feedAtRate } from './feed-rate';
 import { descendants, totalCpuMs } from './proc';
 
 const USAGE = `Usage: node --import tsx bench/outside-writes.ts -- --uri URI --db NAME --db-pid PID [--writes N]
+       [--rate N --seconds S]
 
 What following other writers costs and how soon it shows (docs/benchmarks.md, "Following other
 writers"), against a seeded database another process serves (npm run db; its pid for the
@@ -23,7 +25,11 @@ database's CPU):
   - write → visible: an outside rename, then the time until a search finds it, until its grams
     are current, until a cached page shows it, and until a filter's total moves;
   - searches with nothing pending and right after 10 outside writes (feed held back a minute);
-  - pages 2-6 of a category: page + count each (before) against page + the kept total (after).`;
+  - pages 2-6 of a category: page + count each (before) against page + the kept total (after).
+With --rate, only the feed under N outside writes a second for S seconds (default 20), see
+bench/feed-rate.ts: the database's CPU without and with a server following, the feed's lag,
+write → grams current, and one probe a second for write → search-visible / cache-purged / total.
+CHANGE_FEED_RECONCILE_MS in the environment is passed to the servers it starts.`;
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +37,8 @@ const { values } = parseArgs({
     db: { type: 'string' },
     'db-pid': { type: 'string' },
     writes: { type: 'string', default: '20' },
+    rate: { type: 'string' },
+    seconds: { type: 'string', default: '20' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -41,6 +49,18 @@ if (values.help || !values.uri || !values.db || !values['db-pid']) {
 const uri = values.uri;
 const dbName = values.db;
 const WRITES = Number(values.writes);
+const RATE = values.rate === undefined ? undefined : Number(values.rate);
+const SECONDS = Number(values.seconds);
+for (const [name, value, max] of [
+  ['--writes', WRITES, 1_000],
+  ['--rate', RATE ?? 1, 1_000],
+  ['--seconds', SECONDS, 600],
+] as const) {
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    console.error(`${name} must be a whole number from 1 to ${max}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
 const dbPids = async () => descendants(Number(values['db-pid']));
 
 const logger = createLogger('warn');
@@ -55,6 +75,10 @@ const serverWith = (env: Record<string, string>) =>
       SEED_FIXTURES: 'false',
       LOG_LEVEL: 'warn',
       REQUEST_LOG: 'off',
+      // The one setting taken from the environment: what the deletion count costs at 1M (docs).
+      ...(process.env.CHANGE_FEED_RECONCILE_MS
+        ? { CHANGE_FEED_RECONCILE_MS: process.env.CHANGE_FEED_RECONCILE_MS }
+        : {}),
       ...env,
     }),
     logger,
@@ -283,11 +307,21 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')}`,
 );
-await feedReads(products);
-await idleCost();
-await laterPages(client);
-await searchesPending(products);
-await writeToVisible(products);
+if (RATE !== undefined) {
+  await feedAtRate({
+    products,
+    rate: RATE,
+    seconds: SECONDS,
+    databaseCpuMs: async () => totalCpuMs(await dbPids(), true),
+    startServer: () => serverWith({ RESPONSE_CACHE_TTL_MS: '60000' }),
+  });
+} else {
+  await feedReads(products);
+  await idleCost();
+  await laterPages(client);
+  await searchesPending(products);
+  await writeToVisible(products);
+}
 console.log(
   `load ${os
     .loadavg()
