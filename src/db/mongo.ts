@@ -24,9 +24,10 @@ export interface MongoSettings {
   /** How long an operation waits for a reachable server before failing (and the API answers 503). */
   serverSelectionTimeoutMS?: number;
   /**
-   * How long a connection may wait for a reply before it is given up (socketTimeoutMS); default
-   * 30 s (the seed CLI's long batch writes). The server passes MONGODB_TIMEOUT_MS + 1 s, so a hung
-   * database frees its connections soon after src/db/deadline.ts has answered the request.
+   * How long a connection may wait for a reply before it is given up (socketTimeoutMS; 0: no
+   * limit, as the seed CLI's index builds need); default 30 s. The server passes
+   * MONGODB_TIMEOUT_MS + 1 s, so a hung database frees its connections soon after
+   * src/db/deadline.ts has answered the request.
    */
   socketTimeoutMS?: number;
   maxPoolSize?: number;
