@@ -21,7 +21,8 @@ import type { FeedPosition, WatermarkStore } from './feed-watermarks';
  * handled with exactly that value, so documents sharing a timestamp (Laravel's are whole seconds)
  * are neither lost nor read twice, whatever type their `_id` is. Idle, each query matches
  * nothing. A backlog (after an outage or a bulk import) is read batch after batch without
- * waiting. Deletions leave nothing to find: a count every `reconcileMs` notices them (reconcile).
+ * waiting. Deletions leave nothing to find: a count every `reconcileMs` (longer where counts are
+ * slow: RECONCILE_SHARE) notices them (reconcile).
  */
 
 export interface PollSettings {
@@ -51,6 +52,14 @@ interface Range {
   seen: Map<string, number>;
 }
 
+/**
+ * A count's interval is at least this many times its duration (0.25 % of a core a feed): at
+ * 1,000,000 products a count took ~250 ms, which every 10 s was 2.5 % of a core a feed, and is
+ * 0.25 % every 100 s. Deletions then show within that interval (the caches' lifetimes bound them
+ * too); at 100,000 (~25 ms a count) the interval stays `reconcileMs`.
+ */
+const RECONCILE_SHARE = 400;
+
 /** Most writes the look-back compares at once (the newest); past it (a bulk write) `hasUnhandled` says yes. */
 const MAX_LOOKED_BACK = 2_000;
 
@@ -60,17 +69,28 @@ function seenKey(row: Document): string {
   return `${typeof row._id}:${String(row._id)}@${stamp}`;
 }
 
+/**
+ * How far back the newest write is looked for, nearest first, before the whole range: DocumentDB
+ * sorts only `_id` from an index, so a look sorts all its range holds (the whole range took
+ * 3.0–3.6 s at 1,000,000 products, past MONGODB_TIMEOUT_MS: a first start failed).
+ */
+const NEWEST_WITHIN_MS = [60_000, 3_600_000, 86_400_000, 30 * 86_400_000, 365 * 86_400_000];
+
 /** The newest document now: where a feed with no saved position starts (the past is the backfill's). */
 async function newest(collection: Collection<Document>, bracket: Bracket, reads: object): Promise<Watermark> {
-  const [row] = await collection
-    .find(
-      { updated_at: { $gte: bracket.lowest, $lte: untilNow(bracket) } },
-      { projection: { _id: 1, updated_at: 1 }, ...reads },
-    )
-    .sort({ updated_at: -1, _id: -1 })
-    .limit(1)
-    .toArray();
-  return row ? { at: row.updated_at, idsAt: [row._id] } : { at: bracket.lowest, idsAt: [] };
+  const starts = [...NEWEST_WITHIN_MS.map((ms) => bracket.at(Date.now() - ms)), bracket.lowest];
+  for (const from of starts) {
+    const [row] = await collection
+      .find(
+        { updated_at: { $gte: from, $lte: untilNow(bracket) } },
+        { projection: { _id: 1, updated_at: 1 }, ...reads },
+      )
+      .sort({ updated_at: -1, _id: -1 })
+      .limit(1)
+      .toArray();
+    if (row) return { at: row.updated_at, idsAt: [row._id] };
+  }
+  return { at: bracket.lowest, idsAt: [] };
 }
 
 /** Where each range resumes: its saved watermark, else the newest document of its kind. */
@@ -109,7 +129,10 @@ export async function pollChanges<Doc extends Document>(
   let caughtUpAt = Date.now();
   /** The instant of the last batch of a range that was full (more waiting), while it is. */
   let behindAt: number | undefined;
+  const countStarted = Date.now();
   let count = await raw.countDocuments({}, reads);
+  /** `reconcileMs`, or longer where a count is slow: counts take at most 1/RECONCILE_SHARE of the time. */
+  let reconcileEvery = Math.max(reconcileMs, (Date.now() - countStarted) * RECONCILE_SHARE);
   /** Documents created since the last count, as seen by the feed. */
   let inserted = new Set<string>();
   let reconciledAt = Date.now();
@@ -188,6 +211,7 @@ export async function pollChanges<Doc extends Document>(
   async function reconcile(): Promise<void> {
     const started = Date.now();
     const now = await raw.countDocuments({}, reads);
+    reconcileEvery = Math.max(reconcileMs, (Date.now() - started) * RECONCILE_SHARE);
     const expected = count + inserted.size;
     count = now;
     inserted = new Set();
@@ -205,7 +229,7 @@ export async function pollChanges<Doc extends Document>(
       }
       behindAt = undefined;
       caughtUpAt = started;
-      if (Date.now() - reconciledAt >= reconcileMs) await reconcile();
+      if (Date.now() - reconciledAt >= reconcileEvery) await reconcile();
       failing = false;
     } catch (error) {
       // The next tick retries from the same watermarks: nothing is skipped by an outage, and it

@@ -75,6 +75,20 @@ describe('a polling change feed', () => {
     await feed.close();
   });
 
+  it('with no saved position starts at a recent newest write (looked for nearest first), not at an older one', async () => {
+    const tenMinutesAgo = new Date(Date.now() - 600_000);
+    const others = tdb.db.collection('recent-things');
+    await others.createIndex({ updated_at: 1 });
+    await others.insertMany([
+      { _id: 'old' as never, updated_at: new Date(Date.UTC(2024, 0, 1)) },
+      { _id: 'recent' as never, updated_at: tenMinutesAgo },
+      { _id: 'hour' as never, updated_at: new Date(Date.now() - 3_000_000) },
+    ]);
+    const feed = await openChangeFeed<Document>(tdb.db, 'recent-things', SETTINGS);
+    expect(feed.handledBefore()!.date).toEqual(tenMinutesAgo);
+    await feed.close();
+  });
+
   it('resumes from its saved position after a restart: writes made while it was down are handed on', async () => {
     const { feed: first } = await recordingFeed();
     await first.close();
