@@ -14,8 +14,8 @@ import { median } from './median';
 import { feedAtRate } from './feed-rate';
 import { descendants, totalCpuMs } from './proc';
 
-const USAGE = `Usage: node --import tsx bench/outside-writes.ts -- --uri URI --db NAME --db-pid PID [--writes N]
-       [--rate N --seconds S]
+const USAGE = `Usage: node --import tsx bench/outside-writes.ts --uri URI --db NAME --db-pid PID [--writes N]
+       [--rate N --seconds S] [--idle-only --idle-seconds S]
 
 What following other writers costs and how soon it shows (docs/benchmarks.md, "Following other
 writers"), against a seeded database another process serves (npm run db; its pid for the
@@ -29,6 +29,8 @@ database's CPU):
 With --rate, only the feed under N outside writes a second for S seconds (default 20), see
 bench/feed-rate.ts: the database's CPU without and with a server following, the feed's lag,
 write → grams current, and one probe a second for write → search-visible / cache-purged / total.
+With --idle-only, only the feed's idle cost, over --idle-seconds (default 20; longer takes in the
+deletion counts, which at 1,000,000 products come every ~100 s), and the server's start time.
 CHANGE_FEED_RECONCILE_MS in the environment is passed to the servers it starts.`;
 
 const { values } = parseArgs({
@@ -39,6 +41,8 @@ const { values } = parseArgs({
     writes: { type: 'string', default: '20' },
     rate: { type: 'string' },
     seconds: { type: 'string', default: '20' },
+    'idle-only': { type: 'boolean' },
+    'idle-seconds': { type: 'string', default: '20' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -51,7 +55,9 @@ const dbName = values.db;
 const WRITES = Number(values.writes);
 const RATE = values.rate === undefined ? undefined : Number(values.rate);
 const SECONDS = Number(values.seconds);
+const IDLE_SECONDS = Number(values['idle-seconds']);
 for (const [name, value, max] of [
+  ['--idle-seconds', IDLE_SECONDS, 3_600],
   ['--writes', WRITES, 1_000],
   ['--rate', RATE ?? 1, 1_000],
   ['--seconds', SECONDS, 600],
@@ -106,7 +112,7 @@ async function until(since: number, check: () => Promise<boolean>): Promise<numb
 }
 
 async function idleCost(): Promise<void> {
-  const window = 20_000;
+  const window = IDLE_SECONDS * 1_000;
   const measure = async () => {
     const pids = await dbPids();
     const before = totalCpuMs(pids, true);
@@ -114,12 +120,14 @@ async function idleCost(): Promise<void> {
     return ((totalCpuMs(pids, true) - before) / window) * 100;
   };
   const bare = await measure();
+  const starting = performance.now();
   const server = await serverWith({ RESPONSE_CACHE_TTL_MS: '0' });
+  console.log(`server started in ${ms(performance.now() - starting)} ms`);
   await sleep(2_000);
   const polled = await measure();
   await server.close();
   console.log(
-    `feed idle: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one polling every second (+${(polled - bare).toFixed(2)})`,
+    `feed idle over ${IDLE_SECONDS} s: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one polling every second (+${(polled - bare).toFixed(2)})`,
   );
 }
 
@@ -315,6 +323,9 @@ if (RATE !== undefined) {
     databaseCpuMs: async () => totalCpuMs(await dbPids(), true),
     startServer: () => serverWith({ RESPONSE_CACHE_TTL_MS: '60000' }),
   });
+} else if (values['idle-only']) {
+  await feedReads(products);
+  await idleCost();
 } else {
   await feedReads(products);
   await idleCost();
