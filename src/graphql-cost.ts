@@ -4,6 +4,7 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type OperationDefinitionNode,
   type SelectionNode,
   type ValueNode,
 } from 'graphql';
@@ -85,8 +86,11 @@ interface OperationEstimates {
   byShape: Map<string, Estimate>;
 }
 
-/** Per parsed document (Yoga's cache and the REST operations hold them) and operation name. */
-const estimatesByDocument = new WeakMap<DocumentNode, Map<string, OperationEstimates>>();
+/**
+ * Per operation of a parsed document (Yoga's cache and the REST operations hold them): keyed by
+ * the operation itself, not by the name a request gives, so names no operation has add nothing.
+ */
+const estimatesByOperation = new WeakMap<OperationDefinitionNode, OperationEstimates>();
 
 /**
  * All the estimate can see of a variable's value: absent (its default applies), undefined, null, a list's length, a number, a
@@ -113,18 +117,17 @@ function estimate(
   operationName?: string | null,
   variables?: Record<string, unknown> | null,
 ): Estimate {
-  let operations = estimatesByDocument.get(document);
-  if (!operations) estimatesByDocument.set(document, (operations = new Map()));
-  let known = operations.get(operationName ?? '');
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return { cost: 0, scans: 0, extra: 0 };
+  let known = estimatesByOperation.get(operation);
   if (!known) {
-    const operation = getOperationAST(document, operationName);
     known = {
-      variableNames: (operation?.variableDefinitions ?? []).map(
+      variableNames: (operation.variableDefinitions ?? []).map(
         (definition) => definition.variable.name.value,
       ),
       byShape: new Map(),
     };
-    operations.set(operationName ?? '', known);
+    estimatesByOperation.set(operation, known);
   }
   const shape = known.variableNames
     .map((name) => (variables && Object.hasOwn(variables, name) ? shapeOf(variables[name]) : '-'))
@@ -132,7 +135,7 @@ function estimate(
   let result = known.byShape.get(shape);
   if (!result) {
     if (known.byShape.size >= SHAPES_PER_OPERATION) known.byShape.clear();
-    result = walk(document, operationName, variables);
+    result = walk(document, operation, variables);
     known.byShape.set(shape, result);
   }
   return result;
@@ -140,11 +143,9 @@ function estimate(
 
 function walk(
   document: DocumentNode,
-  operationName?: string | null,
+  operation: OperationDefinitionNode,
   variables?: Record<string, unknown> | null,
 ): Estimate {
-  const operation = getOperationAST(document, operationName);
-  if (!operation) return { cost: 0, scans: 0, extra: 0 };
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);

@@ -1,4 +1,10 @@
-import { Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import {
+  Kind,
+  getOperationAST,
+  type DocumentNode,
+  type ExecutionResult,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { Counter, Histogram, type Registry } from 'prom-client';
 
@@ -44,21 +50,27 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
     registers: [registry],
   });
 
-  const labelsByDocument = new WeakMap<DocumentNode, Map<string, OperationLabels>>();
+  // Kept per operation node, not per name a request gives: names no operation has add nothing.
+  const labelsByOperation = new WeakMap<OperationDefinitionNode, OperationLabels>();
   /** As the library: the request's operation name, else the first operation's; its type. */
   const labelsOfDocument = (document: DocumentNode, requestedName: string | undefined): OperationLabels => {
-    let byName = labelsByDocument.get(document);
-    if (!byName) labelsByDocument.set(document, (byName = new Map()));
-    let labels = byName.get(requestedName ?? '');
-    if (!labels) {
+    const operation = getOperationAST(document, requestedName);
+    if (!operation) {
       const first = document.definitions.find(
         (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
       );
-      labels = labelsOf({
+      return labelsOf({
         operationName: requestedName || first?.name?.value || 'Anonymous',
         operationType: first?.operation,
       });
-      byName.set(requestedName ?? '', labels);
+    }
+    let labels = labelsByOperation.get(operation);
+    if (!labels) {
+      labels = labelsOf({
+        operationName: operation.name?.value || 'Anonymous',
+        operationType: operation.operation,
+      });
+      labelsByOperation.set(operation, labels);
     }
     return labels;
   };
