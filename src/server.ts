@@ -151,6 +151,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     orderFeed = await openChangeFeed<OrderDoc>(database.db, 'orders', {
       ...config.changeFeed,
       maxTimeMS: config.mongo.timeoutMs,
+      // Deletions are not live events (src/db/live-orders.ts): no count of the orders.
+      reportsDeletions: false,
       onError: (error) =>
         logger.warn(
           { err: { message: error instanceof Error ? error.message : String(error) } },

@@ -38,6 +38,8 @@ export interface PollSettings {
 
 interface PollOptions<Doc> extends PollSettings {
   maxTimeMS?: number;
+  /** False where no listener acts on a deletion: then the collection is never counted (reconcile). */
+  reportsDeletions: boolean;
   projection: Document;
   watermarks: WatermarkStore;
   deliver: (batch: FeedBatch<Doc>) => Promise<void>;
@@ -130,9 +132,11 @@ export async function pollChanges<Doc extends Document>(
   /** The instant of the last batch of a range that was full (more waiting), while it is. */
   let behindAt: number | undefined;
   const countStarted = Date.now();
-  let count = await raw.countDocuments({}, reads);
+  let count = options.reportsDeletions ? await raw.countDocuments({}, reads) : 0;
   /** `reconcileMs`, or longer where a count is slow: counts take at most 1/RECONCILE_SHARE of the time. */
-  let reconcileEvery = Math.max(reconcileMs, (Date.now() - countStarted) * RECONCILE_SHARE);
+  let reconcileEvery = options.reportsDeletions
+    ? Math.max(reconcileMs, (Date.now() - countStarted) * RECONCILE_SHARE)
+    : Infinity;
   /** Documents created since the last count, as seen by the feed. */
   let inserted = new Set<string>();
   let reconciledAt = Date.now();
@@ -151,7 +155,8 @@ export async function pollChanges<Doc extends Document>(
       await deliver({
         changes: rows.map((row) => ({ _id: row._id, document: row as unknown as Doc })),
       });
-      for (const row of rows) if (isNewSince(row, reconciledAt)) inserted.add(String(row._id));
+      if (options.reportsDeletions)
+        for (const row of rows) if (isNewSince(row, reconciledAt)) inserted.add(String(row._id));
       remember(range, rows);
       range.mark = advance(range.mark, rows);
       await watermarks.save(positionOf(ranges));

@@ -1,7 +1,8 @@
-import { ObjectId, type Collection, type Document } from 'mongodb';
+import { ObjectId, type Collection, type CommandStartedEvent, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed';
 import type { FeedBatch } from '../../src/db/feed-types';
+import { connectDatabase } from '../../src/db/mongo';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 /**
@@ -121,6 +122,37 @@ describe('a polling change feed', () => {
     await things.deleteOne({ _id: 1 as never });
     await until('the deletion reported', () => batches.some((batch) => batch.unseenChanges), 3_000);
     await feed.close();
+  });
+
+  it('never counts the collection when no listener acts on deletions (the orders), and still hands on changes', async () => {
+    const watched = await connectDatabase({ uri: tdb.uri, dbName: tdb.dbName, monitorCommands: true });
+    const counts: string[] = [];
+    watched.client.on('commandStarted', (event: CommandStartedEvent) => {
+      if (event.commandName === 'aggregate' && JSON.stringify(event.command.pipeline).includes('$group'))
+        counts.push(String(event.command.aggregate));
+    });
+    try {
+      for (const reportsDeletions of [false, true]) {
+        counts.length = 0;
+        const feed = await openChangeFeed<Document>(watched.db, 'things', { ...SETTINGS, reportsDeletions });
+        const batches: FeedBatch<Document>[] = [];
+        feed.subscribe((batch) => void batches.push(batch));
+        const id = `counted-${reportsDeletions}`;
+        await things.insertOne({ _id: id as never, updated_at: new Date(), created_at: new Date() });
+        await things.deleteOne({ _id: id as never });
+        await things.insertOne({ _id: `${id}-2` as never, updated_at: new Date() });
+        await until('the insert handed on', () =>
+          batches.some((b) => b.changes.some((c) => c._id === `${id}-2`)),
+        );
+        // Past one reconcile interval (1 s): the counting feed has counted twice by now.
+        await new Promise((resolve) => setTimeout(resolve, 1_300));
+        await feed.close();
+        expect(counts.length > 0).toBe(reportsDeletions);
+        expect(batches.some((batch) => batch.unseenChanges)).toBe(reportsDeletions);
+      }
+    } finally {
+      await watched.close();
+    }
   });
 
   it('leaves a document stamped in the future until its time, as a date or as text', async () => {
