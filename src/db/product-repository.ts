@@ -17,7 +17,7 @@ import { countFilter, createProductPlanner, productFilter, type ProductCriteria 
 import { createPendingReads } from './product-pending-reads';
 import type { ChangeFeed } from './change-feed';
 import type { TotalCache } from './total-cache';
-import { createTotalAdjuster } from './total-adjust';
+import { createKeptCount } from './total-adjust';
 import type { BeforeImages } from './search-state';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
@@ -89,7 +89,7 @@ export function createProductRepository(
 
   const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
   const pendingReads = createPendingReads({ stored, reads, hintFor });
-  const adjusted = createTotalAdjuster({ stored, reads });
+  const keptCount = totals && feed && createKeptCount({ stored, reads, feed, totals, beforeImages });
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
@@ -282,23 +282,7 @@ export function createProductRepository(
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
       const counted = async (abort?: AbortSignal) =>
         products.countDocuments(countFilter(criteria, await plan(criteria)), { ...reads, signal: abort });
-      if (!totals || !feed) return counted(signal);
-      const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
-      // Writes pending: a clean kept total adjusted by them (src/db/total-adjust.ts), else a count.
-      if (await feed.hasUnhandled()) {
-        const kept = totals.clean(key);
-        const since = feed.handledBefore();
-        const total = kept && since && (await adjusted(criteria, kept, since, signal));
-        return typeof total === 'number' ? total : counted(signal);
-      }
-      // Before-images complete when the count starts: no backfill writes one newer than it.
-      const imaged = beforeImages?.ready() ?? false;
-      // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
-      return totals.get(
-        key,
-        () => counted(),
-        async () => imaged && !(await feed.hasUnhandled()),
-      );
+      return keptCount ? keptCount(criteria, counted, signal) : counted(signal);
     },
 
     /**

@@ -4,11 +4,12 @@ import { UPDATED_AT_INDEX } from './mongo';
 import { productFilter, type ProductCriteria } from './product-plans';
 import { writtenSince } from './product-search';
 import { MAX_PENDING } from './search-pending';
-import type { CleanTotal } from './total-cache';
-import { SEARCH_STATE_COLLECTION } from './search-state';
+import type { CleanTotal, TotalCache } from './total-cache';
+import type { ChangeFeed } from './change-feed';
+import { SEARCH_STATE_COLLECTION, type BeforeImages } from './search-state';
 
 /**
- * A kept total while outside writes are pending, without counting the filter again:
+ * A filter's total while outside writes are pending, from its kept total without counting again:
  *
  *   total now = kept − (pending products whose before-image matches) + (pending products that match now)
  *
@@ -27,9 +28,12 @@ import { SEARCH_STATE_COLLECTION } from './search-state';
  * count of the collection (CHANGE_FEED_RECONCILE_MS) notices them and drops every total.
  */
 
-export interface TotalAdjustOptions {
+export interface KeptCountOptions {
   stored: Collection<Document>;
   reads: object;
+  feed: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
+  totals: TotalCache;
+  beforeImages?: BeforeImages;
 }
 
 interface Terms {
@@ -40,8 +44,18 @@ interface Terms {
 
 const counted = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 
-export function createTotalAdjuster({ stored, reads }: TotalAdjustOptions) {
-  return async function adjusted(
+/**
+ * How long after the feed last said writes were pending a kept total is adjusted at once, without
+ * asking it again (the adjustment is exact either way: one read instead of two): the look-back's
+ * default, for which a handed-on write still counts as pending.
+ */
+const RECENTLY_PENDING_MS = 5_000;
+
+/** A filter's total through the kept totals: kept, adjusted, or `count`ed. */
+export function createKeptCount({ stored, reads, feed, totals, beforeImages }: KeptCountOptions) {
+  let pendingSeenAt = -Infinity;
+
+  async function adjusted(
     criteria: ProductCriteria,
     kept: CleanTotal,
     since: HandledBefore,
@@ -77,5 +91,32 @@ export function createTotalAdjuster({ stored, reads }: TotalAdjustOptions) {
     // A backlog: counting is cheaper than reading it.
     if (!terms || counted(terms.pending) > MAX_PENDING) return undefined;
     return kept.current() ? kept.total - counted(terms.before) + counted(terms.now) : undefined;
+  }
+
+  return async function keptCount(
+    criteria: ProductCriteria,
+    count: (signal?: AbortSignal) => Promise<number>,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+    const kept = totals.clean(key);
+    const since = feed.handledBefore();
+    const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);
+    if (kept && performance.now() - pendingSeenAt < RECENTLY_PENDING_MS) {
+      const total = await adjust();
+      if (total !== undefined) return total;
+    }
+    if (await feed.hasUnhandled()) {
+      pendingSeenAt = performance.now();
+      return (await adjust()) ?? count(signal);
+    }
+    // Before-images complete when the count starts: no backfill writes one newer than it.
+    const imaged = beforeImages?.ready() ?? false;
+    // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
+    return totals.get(
+      key,
+      () => count(),
+      async () => imaged && !(await feed.hasUnhandled()),
+    );
   };
 }
