@@ -52,6 +52,8 @@ function isDuplicateKey(error: unknown): boolean {
  */
 export async function seedFixturesIfEmpty(db: Db): Promise<boolean> {
   if (!(await isEmpty(db, 'products')) || !(await isEmpty(db, 'orders'))) return false;
+  // Before-images of a catalogue emptied by hand would describe products no longer there.
+  await dropStates(db);
   try {
     await createProductRepository(db).insertMany(FIXTURE_PRODUCTS);
     await createOrderRepository(db).insertMany(FIXTURE_ORDERS);
