@@ -7,6 +7,7 @@ import { openChangeFeed } from '../src/db/change-feed';
 import { DATES, pastFilter, TEXTS } from '../src/db/feed-range';
 import { createProductRepository } from '../src/db/product-repository';
 import { searchableTextOf } from '../src/db/search-grams-writer';
+import { statesComplete } from '../src/db/search-state';
 import { createTotalCache } from '../src/db/total-cache';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
@@ -215,6 +216,14 @@ async function writeToVisible(products: import('mongodb').Collection<Document>):
 async function searchesPending(products: import('mongodb').Collection<Document>): Promise<void> {
   // The feed reads once a minute: the written products stay pending for the whole measurement.
   const server = await serverWith({ RESPONSE_CACHE_TTL_MS: '0', CHANGE_FEED_INTERVAL_MS: '60000' });
+  // Kept totals are adjusted by the before-images only once they are complete (the first start backfills them).
+  const waitedFrom = performance.now();
+  while (!(await statesComplete(products.db))) {
+    if (performance.now() - waitedFrom > 300_000)
+      throw new Error('the before-images were not backfilled in 5 min');
+    await sleep(500);
+  }
+  console.log(`before-images complete (waited ${ms(performance.now() - waitedFrom)} ms for the backfill)`);
   const terms = ['food', 'gift', 'soundwave', 'nebula'];
   const time = async (term: string) => {
     const started = performance.now();

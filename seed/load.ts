@@ -3,6 +3,7 @@ import { ensureIndexes } from '../src/db/mongo';
 import { createOrderRepository } from '../src/db/order-repository';
 import { createProductRepository } from '../src/db/product-repository';
 import { SEARCH_GRAMS_INDEX } from '../src/db/product-search';
+import { dropStates } from '../src/db/search-state';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from './fixtures';
 import { DEFAULT_BATCH_SIZE, generateOrders, generateProducts } from './generator';
 
@@ -19,6 +20,8 @@ export interface LoadCounts {
 export async function emptyCollections(db: Db, { withIndexes = true } = {}): Promise<void> {
   await db.collection('products').drop();
   await db.collection('orders').drop();
+  // The products' before-images describe the catalogue dropped: the next server backfills them.
+  await dropStates(db);
   if (withIndexes) await ensureIndexes(db);
 }
 
@@ -49,6 +52,8 @@ function isDuplicateKey(error: unknown): boolean {
  */
 export async function seedFixturesIfEmpty(db: Db): Promise<boolean> {
   if (!(await isEmpty(db, 'products')) || !(await isEmpty(db, 'orders'))) return false;
+  // Before-images of a catalogue emptied by hand would describe products no longer there.
+  await dropStates(db);
   try {
     await createProductRepository(db).insertMany(FIXTURE_PRODUCTS);
     await createOrderRepository(db).insertMany(FIXTURE_ORDERS);

@@ -17,7 +17,8 @@ import type { IndexEvent } from './db/index-keeper';
 import { createUnreadableReport } from './observability/unreadable-log';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
-import { createTotalCache } from './db/total-cache';
+import { createTotalCache, type TotalCache } from './db/total-cache';
+import type { BeforeImages } from './db/search-state';
 import { serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
@@ -75,6 +76,8 @@ export interface AppDependencies {
   liveOrders?: LiveOrders;
   /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
   productFeed?: ChangeFeed<Document>;
+  /** Totals the server drops on the feed's changes, and the before-images that adjust them (src/server.ts). */
+  keptTotals?: { totals: TotalCache; beforeImages?: BeforeImages };
   /** Extra plugins that answer before the APIs, after the rate limits (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -174,11 +177,11 @@ export function createApp(deps: AppDependencies): App {
       );
   };
   const reading = { maxTimeMS: timeoutMs, onUnreadable, onIndexEvent };
-  const totals = createTotalCache();
+  const { totals, beforeImages } = deps.keptTotals ?? { totals: createTotalCache() };
   const contextDeps = {
     products: guardRepository(
       'products',
-      createProductRepository(database.db, { ...reading, feed: deps.productFeed, totals }),
+      createProductRepository(database.db, { ...reading, feed: deps.productFeed, totals, beforeImages }),
       guard,
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),
@@ -355,7 +358,7 @@ export function createApp(deps: AppDependencies): App {
     // Every instance follows the feed and purges its own caches (and the shared one: idempotent).
     // The second purge waits out requests that read before the change (one database deadline).
     purgeOnChange((listener) => productFeed.subscribe(listener), [...stores], timeoutMs + 1_000);
-    productFeed.subscribe(totals.invalidate);
+    if (!deps.keptTotals) productFeed.subscribe(totals.invalidate);
   }
   return yoga;
 }

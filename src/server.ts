@@ -20,6 +20,8 @@ import { capConnections } from './limits/connection-caps';
 import type { Logger } from './logger';
 import { openChangeFeed, type ChangeFeed } from './db/change-feed';
 import { followSearchGrams } from './db/search-grams-writer';
+import { keepBeforeImages } from './db/search-state';
+import { createTotalCache } from './db/total-cache';
 import { connectRedis, type SharedRedis } from './store/redis';
 
 export interface RunningServer {
@@ -113,6 +115,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
   let database: Database | undefined;
   let productFeed: ChangeFeed<Document> | undefined;
   let orderFeed: ChangeFeed<OrderDoc> | undefined;
+  let beforeImages: Awaited<ReturnType<typeof keepBeforeImages>> | undefined;
   // Connects in the background: a Redis that is down at start only means going without it.
   const redis = config.redisUrl ? connectRedis({ url: config.redisUrl, logger }) : undefined;
   try {
@@ -146,7 +149,17 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         ),
     });
     logger.info({ mode: productFeed.mode }, 'following the products collection');
-    followSearchGrams(productFeed, database.db.collection('products'));
+    // Kept totals are dropped before a batch's before-images are written (src/db/total-adjust.ts):
+    // a total adjusted while writes are pending never meets a before-image newer than its count.
+    const totals = createTotalCache();
+    productFeed.subscribe(totals.invalidate);
+    followSearchGrams(productFeed, database.db);
+    beforeImages = await keepBeforeImages(database.db, (error) =>
+      logger.warn(
+        { err: { message: error instanceof Error ? error.message : String(error) } },
+        "writing the products' before-images failed; totals are counted while writes are pending",
+      ),
+    );
     // Live subscriptions follow the orders' change feed: one read per interval for all of them.
     orderFeed = await openChangeFeed<OrderDoc>(database.db, 'orders', {
       ...config.changeFeed,
@@ -194,6 +207,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       redis,
       databaseDescription,
       productFeed,
+      keptTotals: { totals, beforeImages },
       liveOrders,
       plugins: [
         useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
@@ -257,6 +271,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         clearTimeout(cutTimer);
         liveOrders.close();
         for (const feed of feeds) await feed.close();
+        await beforeImages?.close();
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
@@ -267,6 +282,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     return { url, port: address.port, app, http: server, database, embedded, redis, liveOrders, close };
   } catch (error) {
     await productFeed?.close();
+    await beforeImages?.close();
     await orderFeed?.close();
     await database?.close().catch(() => undefined);
     await redis?.close();

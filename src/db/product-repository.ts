@@ -17,6 +17,8 @@ import { countFilter, createProductPlanner, productFilter, type ProductCriteria 
 import { createPendingReads } from './product-pending-reads';
 import type { ChangeFeed } from './change-feed';
 import type { TotalCache } from './total-cache';
+import { createKeptCount } from './total-adjust';
+import type { BeforeImages } from './search-state';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
@@ -69,11 +71,13 @@ export interface ProductRepositoryOptions extends ReadLimits {
   feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
   /** Totals kept until the feed reports a change (src/db/total-cache.ts); absent, every count is run. */
   totals?: TotalCache;
+  /** The products' before-images (src/db/search-state.ts); absent or not ready, pending writes mean a count. */
+  beforeImages?: BeforeImages;
 }
 
 export function createProductRepository(
   db: Db,
-  { maxTimeMS, onUnreadable, onIndexEvent, feed, totals }: ProductRepositoryOptions = {},
+  { maxTimeMS, onUnreadable, onIndexEvent, feed, totals, beforeImages }: ProductRepositoryOptions = {},
 ) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
@@ -85,6 +89,7 @@ export function createProductRepository(
 
   const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
   const pendingReads = createPendingReads({ stored, reads, hintFor });
+  const keptCount = totals && feed && createKeptCount({ stored, reads, feed, totals, beforeImages });
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
@@ -277,11 +282,7 @@ export function createProductRepository(
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
       const counted = async (abort?: AbortSignal) =>
         products.countDocuments(countFilter(criteria, await plan(criteria)), { ...reads, signal: abort });
-      // A kept total is exact while the feed has handed on every write; else this one counts.
-      if (!totals || !feed || (await feed.hasUnhandled())) return counted(signal);
-      // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
-      const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
-      return totals.get(key, () => counted());
+      return keptCount ? keptCount(criteria, counted, signal) : counted(signal);
     },
 
     /**

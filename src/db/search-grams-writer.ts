@@ -1,8 +1,9 @@
-import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Document } from 'mongodb';
 import { SEARCH_GRAMS_VERSION, searchTextHash, type SearchableText } from './search-grams';
 import type { ChangeFeed } from './change-feed';
 import { FEED_COMMENT } from './feed-types';
 import { searchFields } from './product-search';
+import { writeStates } from './search-state';
 
 /**
  * The only writer of search grams: for each product it is given, current grams when the stored
@@ -64,12 +65,14 @@ export async function writeGrams(products: Collection<Document>, docs: readonly 
 }
 
 /**
- * Keeps the grams current as the feed reports products. A failed write fails the batch, which
- * the feed then reads again: the grams are never left behind silently.
+ * Keeps the grams current as the feed reports products, and their before-images those of the
+ * products handed on (src/db/search-state.ts; deleted with a deleted product). A failed write fails
+ * the batch, which the feed then reads again: neither is left behind silently.
  */
-export function followSearchGrams(feed: ChangeFeed<Document>, products: Collection<Document>): () => void {
+export function followSearchGrams(feed: ChangeFeed<Document>, db: Db): () => void {
+  const products = db.collection('products');
   return feed.subscribe(async ({ changes }) => {
     const present = changes.flatMap((change) => (change.document ? [change.document] : []));
-    await writeGrams(products, present);
+    await Promise.all([writeGrams(products, present), writeStates(db, changes)]);
   });
 }

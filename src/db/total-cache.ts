@@ -8,31 +8,63 @@
 /** Filters whose totals are kept; the least recently used go first. */
 const MAX_TOTALS = 10_000;
 
+/**
+ * A total counted while nothing was pending (so it equals the count over the products'
+ * before-images: src/db/total-adjust.ts), and whether it is still kept (no change handed on since).
+ */
+export interface CleanTotal {
+  total: number;
+  current(): boolean;
+}
+
 export interface TotalCache {
-  /** The total of `key`: remembered, joined while being counted, or counted by `count`. */
-  get(key: string, count: () => Promise<number>): Promise<number>;
+  /**
+   * The total of `key`: remembered, joined while being counted, or counted by `count`. `clean`,
+   * asked once the count answered, says whether nothing was pending when it read: then the total
+   * may also be adjusted while writes are pending (clean).
+   */
+  get(key: string, count: () => Promise<number>, clean?: () => Promise<boolean>): Promise<number>;
+  /** The total of `key` if it is kept and was counted clean. */
+  clean(key: string): CleanTotal | undefined;
   /** Drops every total (the feed saw a change). */
   invalidate(): void;
 }
 
+interface Entry {
+  counting: Promise<number>;
+  clean?: number;
+}
+
 export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
-  let totals = new Map<string, Promise<number>>();
+  let totals = new Map<string, Entry>();
   return {
-    get(key, count) {
+    get(key, count, clean) {
       const known = totals.get(key);
       if (known) {
         // Re-inserted: Map order is recency order.
         totals.delete(key);
         totals.set(key, known);
-        return known;
+        return known.counting;
       }
       const kept = totals;
-      const counting = count();
-      kept.set(key, counting);
+      const entry: Entry = { counting: count() };
+      kept.set(key, entry);
       if (kept.size > maxTotals) kept.delete(kept.keys().next().value!);
       // A failed count is not remembered: the next request counts again.
-      counting.catch(() => kept.get(key) === counting && kept.delete(key));
-      return counting;
+      entry.counting.catch(() => kept.get(key) === entry && kept.delete(key));
+      // Clean only if no change was handed on from its start until `clean` answered.
+      if (clean)
+        entry.counting
+          .then(async (total) => {
+            if ((await clean()) && totals === kept) entry.clean = total;
+          })
+          .catch(() => undefined);
+      return entry.counting;
+    },
+    clean(key) {
+      const kept = totals;
+      const total = kept.get(key)?.clean;
+      return total === undefined ? undefined : { total, current: () => totals === kept };
     },
     invalidate() {
       // A new map: counts still running finish into the old one, which nobody reads.

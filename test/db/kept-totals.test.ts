@@ -4,6 +4,7 @@ import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed';
 import { createProductRepository } from '../../src/db/product-repository';
 import { productRecord } from '../../src/db/records';
 import { createTotalCache } from '../../src/db/total-cache';
+import { backfillStates, SEARCH_STATE_COLLECTION, writeStates } from '../../src/db/search-state';
 import { generateProduct } from '../../seed/generator';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
@@ -145,5 +146,101 @@ describe('a kept total and a change committed while it is counted', () => {
     await products.updateOne({ _id: one._id }, { $set: { category_key: 'hidden' } });
     expect(await repository.count(criteria)).toBe(total);
     await products.updateOne({ _id: one._id }, { $set: { category_key: one.category_key } });
+  });
+});
+
+/** A gate on the adjustments' reads (the aggregation that joins the before-images): armed, each waits for `release` before it runs. */
+function gatedAdjustments(db: Db) {
+  let held: { reached: () => void; released: Promise<void> } | undefined;
+  const gated = new Proxy(db, {
+    get(target, property) {
+      if (property !== 'collection') return Reflect.get(target, property, target) as unknown;
+      return (name: string) => {
+        const collection = target.collection(name);
+        return new Proxy(collection, {
+          get(inner, key) {
+            const value = Reflect.get(inner, key, inner) as unknown;
+            if (typeof value !== 'function') return value;
+            if (key !== 'aggregate') return value.bind(inner) as unknown;
+            return (pipeline: Document[], options?: object) => {
+              const gate = held;
+              if (!gate || !JSON.stringify(pipeline).includes(SEARCH_STATE_COLLECTION))
+                return inner.aggregate(pipeline, options);
+              return {
+                async toArray() {
+                  gate.reached();
+                  await gate.released;
+                  return inner.aggregate(pipeline, options).toArray();
+                },
+              };
+            };
+          },
+        });
+      };
+    },
+  });
+  return {
+    db: gated,
+    arm() {
+      let reached!: () => void;
+      let release!: () => void;
+      const hasReached = new Promise<void>((resolve) => (reached = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      held = { reached, released };
+      return {
+        hasReached,
+        release: () => {
+          held = undefined;
+          release();
+        },
+      };
+    },
+  };
+}
+
+describe('a kept total adjusted while writes are pending', () => {
+  it('is not served when the feed handed a change on (and moved its before-image) during the adjustment', async () => {
+    const totals = createTotalCache();
+    // The server's order (src/server.ts): the totals are dropped, then the before-images written.
+    feed.subscribe(totals.invalidate);
+    feed.subscribe(({ changes }) => writeStates(tdb.db, changes));
+    expect(await backfillStates(tdb.db)).toBe(true);
+    const gate = gatedAdjustments(tdb.db);
+    const repository = createProductRepository(gate.db, {
+      feed,
+      totals,
+      beforeImages: { ready: () => true },
+    });
+    const one = (await products.findOne(
+      { category_key: { $nin: ['retired', 'hidden'] } },
+      { sort: { _id: 1 } },
+    ))!;
+    const criteria = { words: [], category: String(one.category_name) };
+    const inCategory = () => products.countDocuments({ category_key: one.category_key });
+    const before = await inCategory();
+    await until('nothing unhandled', async () => !(await feed.hasUnhandled()));
+    expect(await repository.count(criteria)).toBe(before);
+    await until(
+      'the total is kept clean',
+      () => totals.clean(JSON.stringify([String(one.category_name).toLowerCase(), []])) !== undefined,
+    );
+
+    // Pending: the next count adjusts the kept total, and its read of the before-images is held.
+    await products.updateOne(
+      { _id: one._id },
+      { $set: { category_name: 'Retired', category_key: 'retired', updated_at: new Date() } },
+    );
+    const held = gate.arm();
+    const counting = repository.count(criteria);
+    await held.hasReached;
+    const states = tdb.db.collection(SEARCH_STATE_COLLECTION);
+    await until(
+      'the feed handed the change on and wrote its before-image',
+      async () => (await states.findOne({ _id: one._id as never }))?.category_key === 'retired',
+    );
+    held.release();
+    // The before-image read now is newer than the kept total: that adjustment (the old total) is dropped.
+    expect(await counting).toBe(before - 1);
+    expect(await inCategory()).toBe(before - 1);
   });
 });

@@ -1,0 +1,122 @@
+import type { Collection, Document } from 'mongodb';
+import type { HandledBefore } from './feed-types';
+import { UPDATED_AT_INDEX } from './mongo';
+import { productFilter, type ProductCriteria } from './product-plans';
+import { writtenSince } from './product-search';
+import { MAX_PENDING } from './search-pending';
+import type { CleanTotal, TotalCache } from './total-cache';
+import type { ChangeFeed } from './change-feed';
+import { SEARCH_STATE_COLLECTION, type BeforeImages } from './search-state';
+
+/**
+ * A filter's total while outside writes are pending, from its kept total without counting again:
+ *
+ *   total now = kept − (pending products whose before-image matches) + (pending products that match now)
+ *
+ * The kept total was counted while nothing was pending, so it equals the count over the
+ * before-images (src/db/search-state.ts); every product not pending is as its before-image says.
+ * Pending products (written since the feed's position: the look-back's too, a superset is exact)
+ * are few and read by `updated_at`; both terms are the filter's own `$match` on them (now) and on
+ * their before-images joined by `_id` (before), in one statement: the same matching as the count,
+ * no user text beyond its escaped regexes, and one snapshot. A pending product without a
+ * before-image (inserted since) adds only its "now" term.
+ *
+ * Why no moment is wrong: the feed drops the kept totals before it writes the before-images of a
+ * batch (src/server.ts subscribes in that order), and an adjustment is used only if its total is
+ * still kept after its read answered. So a before-image this read can have seen is never newer
+ * than its total. Deletions are not seen here, as by a kept total with nothing pending: the feed's
+ * count of the collection (CHANGE_FEED_RECONCILE_MS) notices them and drops every total.
+ */
+
+export interface KeptCountOptions {
+  stored: Collection<Document>;
+  reads: object;
+  feed: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
+  totals: TotalCache;
+  beforeImages?: BeforeImages;
+}
+
+interface Terms {
+  pending: { n: number }[];
+  now: { n: number }[];
+  before: { n: number }[];
+}
+
+const counted = (rows: { n: number }[]) => rows[0]?.n ?? 0;
+
+/**
+ * How long after the feed last said writes were pending a kept total is adjusted at once, without
+ * asking it again (the adjustment is exact either way: one read instead of two): the look-back's
+ * default, for which a handed-on write still counts as pending.
+ */
+const RECENTLY_PENDING_MS = 5_000;
+
+/** A filter's total through the kept totals: kept, adjusted, or `count`ed. */
+export function createKeptCount({ stored, reads, feed, totals, beforeImages }: KeptCountOptions) {
+  let pendingSeenAt = -Infinity;
+
+  async function adjusted(
+    criteria: ProductCriteria,
+    kept: CleanTotal,
+    since: HandledBefore,
+    signal?: AbortSignal,
+  ): Promise<number | undefined> {
+    const filter = productFilter(criteria) as Document;
+    // One statement, so one snapshot: which products are pending, and both their terms.
+    const [terms] = await stored
+      .aggregate<Terms>(
+        [
+          { $match: writtenSince(since) },
+          { $limit: MAX_PENDING + 1 },
+          {
+            $lookup: {
+              from: SEARCH_STATE_COLLECTION,
+              localField: '_id',
+              foreignField: '_id',
+              pipeline: [{ $match: filter }, { $project: { _id: 1 } }],
+              as: 'before',
+            },
+          },
+          {
+            $facet: {
+              pending: [{ $count: 'n' }],
+              now: [{ $match: filter }, { $count: 'n' }],
+              before: [{ $match: { 'before.0': { $exists: true } } }, { $count: 'n' }],
+            },
+          },
+        ],
+        { hint: UPDATED_AT_INDEX.name, ...reads, signal },
+      )
+      .toArray();
+    // A backlog: counting is cheaper than reading it.
+    if (!terms || counted(terms.pending) > MAX_PENDING) return undefined;
+    return kept.current() ? kept.total - counted(terms.before) + counted(terms.now) : undefined;
+  }
+
+  return async function keptCount(
+    criteria: ProductCriteria,
+    count: (signal?: AbortSignal) => Promise<number>,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+    const kept = totals.clean(key);
+    const since = feed.handledBefore();
+    const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);
+    if (kept && performance.now() - pendingSeenAt < RECENTLY_PENDING_MS) {
+      const total = await adjust();
+      if (total !== undefined) return total;
+    }
+    if (await feed.hasUnhandled()) {
+      pendingSeenAt = performance.now();
+      return (await adjust()) ?? count(signal);
+    }
+    // Before-images complete when the count starts: no backfill writes one newer than it.
+    const imaged = beforeImages?.ready() ?? false;
+    // Shared by every request of the filter: one client leaving does not abort it (maxTimeMS bounds it).
+    return totals.get(
+      key,
+      () => count(),
+      async () => imaged && !(await feed.hasUnhandled()),
+    );
+  };
+}
