@@ -1,8 +1,9 @@
 /**
- * Exact totals of product filters, each counted once and served to every page and repeat of its
- * filter until the change feed reports a change (then all are dropped: a written product may
- * enter or leave any filter). Exact as of the last change seen, never an estimate; a filter not
- * yet counted is counted. A count that was running when a change came is not kept.
+ * Exact totals of product filters (and the catalogue's counts by category and by brand), each
+ * counted once and served to every page and repeat of its filter until the change feed reports a
+ * change (then all are dropped: a written product may enter or leave any filter). Exact as of the
+ * last change seen, never an estimate; a filter not yet counted is counted. A count that was
+ * running when a change came is not kept.
  */
 
 /** Filters whose totals are kept; the least recently used go first. */
@@ -10,16 +11,17 @@ const MAX_TOTALS = 10_000;
 
 export interface TotalCache {
   /** The total of `key`: remembered, joined while being counted, or counted by `count`. */
-  get(key: string, count: () => Promise<number>): Promise<number>;
+  get<T = number>(key: string, count: () => Promise<T>): Promise<T>;
   /** Drops every total (the feed saw a change). */
   invalidate(): void;
 }
 
 export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
-  let totals = new Map<string, Promise<number>>();
+  // Each key is only ever given one `count`, so its promise holds that count's type.
+  let totals = new Map<string, Promise<unknown>>();
   return {
-    get(key, count) {
-      const known = totals.get(key);
+    get<T>(key: string, count: () => Promise<T>) {
+      const known = totals.get(key) as Promise<T> | undefined;
       if (known) {
         // Re-inserted: Map order is recency order.
         totals.delete(key);
