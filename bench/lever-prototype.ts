@@ -20,7 +20,7 @@ import {
   type DocumentNode,
   type ExecutionResult,
 } from 'graphql';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { createViewerResolver } from '../src/auth/tokens';
 import type { Config } from '../src/config';
 import { createContext } from '../src/context';
@@ -51,22 +51,24 @@ import { schema } from '../src/schema/index';
  * only: what the floor request needs, not a server (no GET, batching, persisted documents, REST,
  * health, compression of large bodies, CORS, subscriptions).
  */
-export function serveLeverPrototype(config: Config, port: number, host: string): void {
+export function serveLeverPrototype(
+  config: Config,
+  port: number,
+  host: string,
+  /** The database to read (the bench's); absent, a client never connected (the floor reads nothing). */
+  database?: Db,
+): void {
   const logger = createLogger(config.logLevel);
-  const client = new MongoClient(config.mongo.uri as string);
-  const db = client.db('floor');
+  const db = database ?? new MongoClient(config.mongo.uri as string).db('floor');
   const metrics = createMetrics({ operationNames: new Set() });
-  const resolveViewer = createViewerResolver({
-    ...config.jwt,
-    secret: 'floor-secret-of-at-least-32-characters-0000',
-  });
+  const resolveViewer = createViewerResolver(config.jwt);
   const { timeoutMs, admission } = config.mongo;
   const laneLimits = { ...admission, maxWaitMs: 1_000, giveUpMs: timeoutMs, slowMs: timeoutMs / 2 };
   const lanes = { lookup: createLane('lookup', laneLimits), scan: createLane('scan', laneLimits) };
   const guard = {
     timeoutMs,
     graceMs: 500,
-    laneOf: (method: string) => (method.startsWith('find') ? lanes.lookup : lanes.scan),
+    laneOf: (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan),
     observe: metrics.observeQuery,
   };
   const reading = { maxTimeMS: timeoutMs };
@@ -211,6 +213,9 @@ export function serveLeverPrototype(config: Config, port: number, host: string):
     ),
   ).listen(port, host);
 }
+
+/** As src/app.ts: the repository methods that read a few documents by key (the lookup lane). */
+const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
 
 function isSingleQuery(document: DocumentNode): boolean {
   const operations = document.definitions.filter(
