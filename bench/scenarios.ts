@@ -157,6 +157,7 @@ function onGraphQLServers(request: RequestSpec, baseline: RequestSpec, cached = 
     apollo: request,
     mercurius: request,
     'mercurius-jit': request,
+    'lever-proto': request,
   };
 }
 

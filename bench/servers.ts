@@ -17,6 +17,7 @@ export const SERVER_IDS = [
   'mercurius',
   'mercurius-jit',
   'sofa',
+  'lever-proto',
 ] as const;
 export type ServerId = (typeof SERVER_IDS)[number];
 
@@ -29,6 +30,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   mercurius: 'Mercurius (Fastify)',
   'mercurius-jit': 'Mercurius + graphql-jit',
   sofa: 'SOFA (sofa-api)',
+  'lever-proto': 'lever prototype (our plugins on envelop + node:http)',
 };
 
 /**
@@ -42,7 +44,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
  */
 const UNREACHED_LIMITS = {
   RATE_LIMIT_REQUESTS_PER_MINUTE: '100000000',
-  RATE_LIMIT_COST_PER_MINUTE: '100000000',
+  RATE_LIMIT_COST_PER_MINUTE: '1000000000000',
 };
 const EXTRA_ENV: Partial<Record<ServerId, Record<string, string>>> = {
   ours: { RESPONSE_CACHE_TTL_MS: '0', ...UNREACHED_LIMITS },
@@ -59,6 +61,7 @@ const ENTRY: Record<ServerId, string[]> = {
   mercurius: ['bench/peers/mercurius.ts'],
   'mercurius-jit': ['bench/peers/mercurius.ts', '--jit'],
   sofa: ['bench/peers/sofa.ts'],
+  'lever-proto': ['bench/peers/lever-proto.ts'],
 };
 
 /** The HS256 secret every benchmark server and its tokens share. */
@@ -132,7 +135,7 @@ export async function startServerProcess(
       ([name]) => !/^(MONGODB_|JWT_|PORT$|HOST$|PUBLIC_BASE_URL$|NODE_OPTIONS$)/.test(name),
     ),
   );
-  const ownFlags = id.startsWith('ours') ? SERVER_NODE_FLAGS : [];
+  const ownFlags = id.startsWith('ours') || id === 'lever-proto' ? SERVER_NODE_FLAGS : [];
   const child = spawn(
     process.execPath,
     [...ownFlags, ...(options.nodeFlags ?? []), '--import', 'tsx', ...ENTRY[id]],

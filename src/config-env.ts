@@ -54,6 +54,11 @@ export function isKnownLocale(locale: string): boolean {
 }
 
 export const perMinute = wholeNumber(0, 100_000_000);
+/**
+ * Cost points a minute: one kept `categories` answer is priced as the scan it replaces (10,000),
+ * so a ceiling one client never reaches (the bench's) is past 100,000,000.
+ */
+export const costPerMinute = wholeNumber(0, 1_000_000_000_000);
 
 /** Production defaults of the per-client limits (0 = off, the default elsewhere). */
 export const PRODUCTION_RATE_LIMITS = { requestsPerMinute: 600, costPerMinute: 1_000_000 };
@@ -118,7 +123,7 @@ export const envSchema = z.object({
       .optional(),
   ),
   RATE_LIMIT_REQUESTS_PER_MINUTE: perMinute.optional(),
-  RATE_LIMIT_COST_PER_MINUTE: perMinute.optional(),
+  RATE_LIMIT_COST_PER_MINUTE: costPerMinute.optional(),
   RATE_LIMIT_FAIL_OPEN: z.enum(['true', 'false']).default('true'),
   MAX_CONNECTIONS: wholeNumber(0, 1_000_000).optional(),
   MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(0, 1_000_000).optional(),

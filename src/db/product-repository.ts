@@ -277,6 +277,20 @@ export function createProductRepository(
     });
   }
 
+  /**
+   * A kept result (the catalogue's counts by group) is exact while the feed has handed on every
+   * write; else this request counts. A kept one is shared by every request of its key: one client
+   * leaving does not abort it (maxTimeMS bounds it).
+   */
+  async function keptResult<T>(
+    key: string,
+    counted: (abort?: AbortSignal) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (!totals || !feed || (await feed.hasUnhandled())) return counted(signal);
+    return totals.get(key, () => counted());
+  }
+
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
@@ -319,14 +333,19 @@ export function createProductRepository(
 
     /**
      * Grouped on category_key, the field `?category=` filters on, so each count is what that filter
-     * reports. One aggregation; it reads the whole collection, so callers cache the result.
+     * reports. One aggregation over the whole collection (13 ms of the database's CPU at 10,000
+     * products), kept like a total. The keys cannot be a filter's (those are JSON arrays).
      */
     async countByCategory({ signal }: CallOptions = {}): Promise<GroupCount[]> {
-      return groupCounts('$category_key', '$category_name', signal);
+      return keptResult(
+        'categories',
+        (abort) => groupCounts('$category_key', '$category_name', abort),
+        signal,
+      );
     },
 
     async countByBrand({ signal }: CallOptions = {}): Promise<GroupCount[]> {
-      return groupCounts('$brand_id', '$brand_name', signal);
+      return keptResult('brands', (abort) => groupCounts('$brand_id', '$brand_name', abort), signal);
     },
 
     /** By the primary key (`_id` = id); the ids it does not hold, by the `id` field's index. */

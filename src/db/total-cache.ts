@@ -1,8 +1,9 @@
 /**
- * Exact totals of product filters, each counted once and served to every page and repeat of its
- * filter until the change feed reports a change (then all are dropped: a written product may
- * enter or leave any filter). Exact as of the last change seen, never an estimate; a filter not
- * yet counted is counted. A count that was running when a change came is not kept.
+ * Exact totals of product filters (and the catalogue's counts by category and by brand), each
+ * counted once and served to every page and repeat of its filter until the change feed reports a
+ * change (then all are dropped: a written product may enter or leave any filter). Exact as of the
+ * last change seen, never an estimate; a filter not yet counted is counted. A count that was
+ * running when a change came is not kept.
  */
 
 /** Filters whose totals are kept; the least recently used go first. */
@@ -19,11 +20,11 @@ export interface CleanTotal {
 
 export interface TotalCache {
   /**
-   * The total of `key`: remembered, joined while being counted, or counted by `count`. `clean`,
-   * asked once the count answered, says whether nothing was pending when it read: then the total
-   * may also be adjusted while writes are pending (clean).
+   * The total of `key`: remembered, joined while being counted, or counted by `count`. `clean`
+   * (numeric totals only), asked once the count answered, says whether nothing was pending when
+   * it read: then the total may also be adjusted while writes are pending (clean).
    */
-  get(key: string, count: () => Promise<number>, clean?: () => Promise<boolean>): Promise<number>;
+  get<T = number>(key: string, count: () => Promise<T>, clean?: () => Promise<boolean>): Promise<T>;
   /** The total of `key` if it is kept and was counted clean. */
   clean(key: string): CleanTotal | undefined;
   /** Drops every total (the feed saw a change). */
@@ -31,23 +32,25 @@ export interface TotalCache {
 }
 
 interface Entry {
-  counting: Promise<number>;
+  // Each key is only ever given one `count`, so its promise holds that count's type.
+  counting: Promise<unknown>;
   clean?: number;
 }
 
 export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
   let totals = new Map<string, Entry>();
   return {
-    get(key, count, clean) {
+    get<T>(key: string, count: () => Promise<T>, clean?: () => Promise<boolean>) {
       const known = totals.get(key);
       if (known) {
         // Re-inserted: Map order is recency order.
         totals.delete(key);
         totals.set(key, known);
-        return known.counting;
+        return known.counting as Promise<T>;
       }
       const kept = totals;
-      const entry: Entry = { counting: count() };
+      const counting = count();
+      const entry: Entry = { counting };
       kept.set(key, entry);
       if (kept.size > maxTotals) kept.delete(kept.keys().next().value!);
       // A failed count is not remembered: the next request counts again.
@@ -56,10 +59,10 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
       if (clean)
         entry.counting
           .then(async (total) => {
-            if ((await clean()) && totals === kept) entry.clean = total;
+            if ((await clean()) && totals === kept) entry.clean = total as number;
           })
           .catch(() => undefined);
-      return entry.counting;
+      return counting;
     },
     clean(key) {
       const kept = totals;

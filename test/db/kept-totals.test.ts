@@ -6,6 +6,7 @@ import { productRecord } from '../../src/db/records';
 import { createTotalCache } from '../../src/db/total-cache';
 import { backfillStates, SEARCH_STATE_COLLECTION, writeStates } from '../../src/db/search-state';
 import { generateProduct } from '../../seed/generator';
+import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 /**
@@ -242,5 +243,78 @@ describe('a kept total adjusted while writes are pending', () => {
     // The before-image read now is newer than the kept total: that adjustment (the old total) is dropped.
     expect(await counting).toBe(before - 1);
     expect(await inCategory()).toBe(before - 1);
+  });
+});
+
+describe('the catalogue counts by category and brand', () => {
+  const countOf = (groups: { key: string; productCount: number }[], key: unknown) =>
+    groups.find((group) => group.key === key)?.productCount ?? 0;
+
+  it('are kept while nothing changed, and counted again once the feed hands a change on', async () => {
+    const totals = createTotalCache();
+    feed.subscribe(totals.invalidate);
+    const repository = createProductRepository(tdb.db, { feed, totals });
+    const one = (await products.findOne({ category_key: { $ne: 'retired' } }, { sort: { _id: 1 } }))!;
+    await until('nothing unhandled', async () => !(await feed.hasUnhandled()));
+    const categories = await repository.countByCategory();
+    const brands = await repository.countByBrand();
+    const before = countOf(categories, one.category_key);
+    expect(before).toBe(await products.countDocuments({ category_key: one.category_key }));
+
+    // Changed behind the repository's back without `updated_at`: only kept counts still say `before`.
+    await products.updateOne({ _id: one._id }, { $set: { category_key: 'hidden' } });
+    expect(countOf(await repository.countByCategory(), one.category_key)).toBe(before);
+    expect(await repository.countByBrand()).toEqual(brands);
+
+    // A change the feed sees drops them: the next answer is counted.
+    handed.clear();
+    await products.updateOne(
+      { _id: one._id },
+      { $set: { category_key: 'moved', category_name: 'Moved', updated_at: new Date() } },
+    );
+    await until('the feed handed the change on', () => handed.has(String(one._id)));
+    const after = await repository.countByCategory();
+    expect(countOf(after, one.category_key)).toBe(before - 1);
+    expect(countOf(after, 'moved')).toBe(1);
+    await products.updateOne(
+      { _id: one._id },
+      {
+        $set: {
+          category_key: one.category_key,
+          category_name: one.category_name,
+          updated_at: new Date(),
+        },
+      },
+    );
+  });
+
+  it('are counted by each request while the feed has a write it has not handed on', async () => {
+    // A database and a feed of their own (fixtures written long ago: nothing unhandled), the feed
+    // reading once a minute: only its "anything unhandled?" check can tell the kept counts are stale.
+    const own = await openTestDatabase('kept_groups');
+    await loadFixtures(own.db);
+    const slow = await openChangeFeed<Document>(own.db, 'products', {
+      intervalMs: 60_000,
+      batchSize: 500,
+      reconcileMs: 3_600_000,
+      lookBackMs: 5_000,
+    });
+    try {
+      const totals = createTotalCache();
+      slow.subscribe(totals.invalidate);
+      const repository = createProductRepository(own.db, { feed: slow, totals });
+      const stored = own.db.collection('products');
+      const one = (await stored.findOne({}, { sort: { _id: 1 } }))!;
+      const before = countOf(await repository.countByCategory(), one.category_key);
+      expect(countOf(await repository.countByCategory(), one.category_key)).toBe(before);
+      await stored.updateOne(
+        { _id: one._id },
+        { $set: { category_key: 'elsewhere', category_name: 'Elsewhere', updated_at: new Date() } },
+      );
+      expect(countOf(await repository.countByCategory(), one.category_key)).toBe(before - 1);
+    } finally {
+      await slow.close();
+      await own.close();
+    }
   });
 });
