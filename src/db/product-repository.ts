@@ -18,7 +18,7 @@ import { createPendingReads } from './product-pending-reads';
 import type { ChangeFeed } from './change-feed';
 import type { TotalCache } from './total-cache';
 import { createKeptCount } from './total-adjust';
-import type { BeforeImages } from './search-state';
+import { SEARCH_STATE_COLLECTION, type BeforeImages } from './search-state';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
@@ -89,7 +89,17 @@ export function createProductRepository(
 
   const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
   const pendingReads = createPendingReads({ stored, reads, hintFor });
-  const keptCount = totals && feed && createKeptCount({ stored, reads, feed, totals, beforeImages });
+  const keptCount =
+    totals &&
+    feed &&
+    createKeptCount({
+      stored,
+      states: db.collection(SEARCH_STATE_COLLECTION),
+      reads,
+      feed,
+      totals,
+      beforeImages,
+    });
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or

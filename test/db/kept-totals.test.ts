@@ -150,7 +150,7 @@ describe('a kept total and a change committed while it is counted', () => {
   });
 });
 
-/** A gate on the adjustments' reads (the aggregation that joins the before-images): armed, each waits for `release` before it runs. */
+/** A gate on the adjustments' reads of the before-images: armed, each waits for `release` before it runs. */
 function gatedAdjustments(db: Db) {
   let held: { reached: () => void; released: Promise<void> } | undefined;
   const gated = new Proxy(db, {
@@ -165,8 +165,7 @@ function gatedAdjustments(db: Db) {
             if (key !== 'aggregate') return value.bind(inner) as unknown;
             return (pipeline: Document[], options?: object) => {
               const gate = held;
-              if (!gate || !JSON.stringify(pipeline).includes(SEARCH_STATE_COLLECTION))
-                return inner.aggregate(pipeline, options);
+              if (!gate || name !== SEARCH_STATE_COLLECTION) return inner.aggregate(pipeline, options);
               return {
                 async toArray() {
                   gate.reached();
