@@ -21,10 +21,20 @@ let feed: ChangeFeed<Document>;
 let products: Collection<Document>;
 const handed = new Set<string>();
 
-/** A gate on count answers: armed, each finished count waits for `release` before returning. */
-function gatedCounts(db: Db) {
-  let gate: { counted: () => void; released: Promise<void> } | undefined;
-  const gated = new Proxy(db, {
+/**
+ * A gate on one method of the collections `db` hands out: armed, each call `holds` picks waits
+ * for `release`, after its answer (`countDocuments`) or before its read (`aggregate`), and
+ * `hasReached` resolves once one got there.
+ */
+function gated(db: Db, method: 'countDocuments' | 'aggregate', holds: (collection: string) => boolean) {
+  let gate: { reached: () => void; released: Promise<void> } | undefined;
+  const hold = async () => {
+    const held = gate;
+    if (!held) return;
+    held.reached();
+    await held.released;
+  };
+  const proxied = new Proxy(db, {
     get(target, property) {
       if (property !== 'collection') return Reflect.get(target, property, target) as unknown;
       return (name: string) => {
@@ -33,35 +43,37 @@ function gatedCounts(db: Db) {
           get(inner, key) {
             const value = Reflect.get(inner, key, inner) as unknown;
             if (typeof value !== 'function') return value;
-            if (key !== 'countDocuments') return value.bind(inner) as unknown;
-            return async (...args: unknown[]) => {
-              const answer = (await (value as (...a: unknown[]) => Promise<number>).apply(
-                inner,
-                args,
-              )) as number;
-              const held = gate;
-              if (held) {
-                held.counted();
-                await held.released;
-              }
-              return answer;
-            };
+            if (key !== method || !holds(name)) return value.bind(inner) as unknown;
+            if (method === 'countDocuments')
+              return async (...args: unknown[]) => {
+                const answer = (await (value as (...a: unknown[]) => Promise<number>).apply(
+                  inner,
+                  args,
+                )) as number;
+                await hold();
+                return answer;
+              };
+            return (pipeline: Document[], options?: object) => ({
+              async toArray() {
+                await hold();
+                return inner.aggregate(pipeline, options).toArray();
+              },
+            });
           },
         });
       };
     },
   });
   return {
-    db: gated,
-    /** Arms the gate; resolves `counted` once a count has read the collection. */
+    db: proxied,
     arm() {
-      let counted!: () => void;
+      let reached!: () => void;
       let release!: () => void;
-      const hasCounted = new Promise<void>((resolve) => (counted = resolve));
+      const hasReached = new Promise<void>((resolve) => (reached = resolve));
       const released = new Promise<void>((resolve) => (release = resolve));
-      gate = { counted, released };
+      gate = { reached, released };
       return {
-        hasCounted,
+        hasReached,
         release: () => {
           gate = undefined;
           release();
@@ -70,6 +82,11 @@ function gatedCounts(db: Db) {
     },
   };
 }
+
+/** Count answers held (a count's read done, its answer not yet back). */
+const gatedCounts = (db: Db) => gated(db, 'countDocuments', () => true);
+/** The adjustments' reads of the before-images held before they run. */
+const gatedAdjustments = (db: Db) => gated(db, 'aggregate', (name) => name === SEARCH_STATE_COLLECTION);
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -116,7 +133,7 @@ describe('a kept total and a change committed while it is counted', () => {
 
     const held = gate.arm();
     const counting = repository.count(criteria);
-    await held.hasCounted;
+    await held.hasReached;
     handed.clear();
     await products.updateOne(
       { _id: one._id },
@@ -140,7 +157,7 @@ describe('a kept total and a change committed while it is counted', () => {
     await until('nothing unhandled', async () => !(await feed.hasUnhandled()));
     const held = gate.arm();
     const counting = repository.count(criteria);
-    await held.hasCounted;
+    await held.hasReached;
     held.release();
     const total = await counting;
     // Changed behind the repository's back without `updated_at`: only a kept total still says `total`.
@@ -149,54 +166,6 @@ describe('a kept total and a change committed while it is counted', () => {
     await products.updateOne({ _id: one._id }, { $set: { category_key: one.category_key } });
   });
 });
-
-/** A gate on the adjustments' reads of the before-images: armed, each waits for `release` before it runs. */
-function gatedAdjustments(db: Db) {
-  let held: { reached: () => void; released: Promise<void> } | undefined;
-  const gated = new Proxy(db, {
-    get(target, property) {
-      if (property !== 'collection') return Reflect.get(target, property, target) as unknown;
-      return (name: string) => {
-        const collection = target.collection(name);
-        return new Proxy(collection, {
-          get(inner, key) {
-            const value = Reflect.get(inner, key, inner) as unknown;
-            if (typeof value !== 'function') return value;
-            if (key !== 'aggregate') return value.bind(inner) as unknown;
-            return (pipeline: Document[], options?: object) => {
-              const gate = held;
-              if (!gate || name !== SEARCH_STATE_COLLECTION) return inner.aggregate(pipeline, options);
-              return {
-                async toArray() {
-                  gate.reached();
-                  await gate.released;
-                  return inner.aggregate(pipeline, options).toArray();
-                },
-              };
-            };
-          },
-        });
-      };
-    },
-  });
-  return {
-    db: gated,
-    arm() {
-      let reached!: () => void;
-      let release!: () => void;
-      const hasReached = new Promise<void>((resolve) => (reached = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      held = { reached, released };
-      return {
-        hasReached,
-        release: () => {
-          held = undefined;
-          release();
-        },
-      };
-    },
-  };
-}
 
 describe('a kept total adjusted while writes are pending', () => {
   it('is not served when the feed handed a change on (and moved its before-image) during the adjustment', async () => {
