@@ -9,6 +9,7 @@ import {
   MAX_BACKFILL_BATCH,
   type BackfillProgress,
 } from '../src/db/search-backfill';
+import { backfillStates, statesComplete } from '../src/db/search-state';
 import { readCommandLine, usageError } from './command-line';
 
 const USAGE = `Usage: npm run search:index -- [--batch-size B]
@@ -20,6 +21,10 @@ feed does this for every product written with a date in updated_at; run this for
 backfill, and after writes the feed cannot see (no date in updated_at). Until then such products
 are still found, by a slower scan (the server logs a warning and reports the number in /metrics
 as products_without_search_grams).
+
+Then, once per database, it writes the products' before-images (product_search_state), which let
+a filter's kept total be adjusted while outside writes are pending; a server's first start does
+the same in the background when nobody ran this.
 
   --batch-size B    Products per batch, 1-${MAX_BACKFILL_BATCH} (default ${DEFAULT_BACKFILL_BATCH}).
   -h, --help        Show this help.
@@ -97,6 +102,11 @@ async function main(): Promise<void> {
     console.log(
       `Search grams written on ${result.written} of ${result.checked} products in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
+    if (!(await statesComplete(database.db))) {
+      const imaging = performance.now();
+      await backfillStates(database.db, { batchSize });
+      console.log(`Before-images written in ${((performance.now() - imaging) / 1000).toFixed(1)} s.`);
+    }
   } catch (error) {
     bar.stop();
     throw error;

@@ -8,6 +8,7 @@ import { productFilter } from '../../src/db/product-plans';
 import { countUnindexed, createSearchPlanner, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';
 import { backfillSearchGrams } from '../../src/db/search-backfill';
 import { searchableTextOf } from '../../src/db/search-grams-writer';
+import { dropStates, SEARCH_STATE_COLLECTION, statesComplete } from '../../src/db/search-state';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { capturedLog } from '../support/captured-log';
 import { startTestServer, type TestServer } from '../support/server';
@@ -169,5 +170,26 @@ describe('products without current grams', () => {
     expect(stdout).toContain(`Search grams written on 1 of ${total} products`);
     expect(await restIds('quillwort')).toEqual({ ids: [9005], total: 1 });
     expect(await graphqlIds('quillwort')).toEqual({ ids: [9005], total: 1 });
+  });
+
+  it('npm run search:index writes the before-images once, where none are complete', async () => {
+    const db = server.testDb.db;
+    await dropStates(db);
+    const run = () =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/search-index.ts'], {
+        env: { ...process.env, MONGODB_URI: server.testDb.uri, MONGODB_DB: server.testDb.dbName },
+      });
+    expect((await run()).stdout).toContain('Before-images written');
+    expect(await statesComplete(db)).toBe(true);
+    const products = await db
+      .collection('products')
+      .find({}, { projection: { _id: 1 } })
+      .toArray();
+    const states = await db
+      .collection(SEARCH_STATE_COLLECTION)
+      .find({}, { projection: { _id: 1 } })
+      .toArray();
+    expect(states.map((row) => row._id).sort()).toEqual(products.map((row) => row._id).sort());
+    expect((await run()).stdout).not.toContain('Before-images written');
   });
 });
