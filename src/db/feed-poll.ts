@@ -61,6 +61,16 @@ interface Range {
  * too); at 100,000 (~25 ms a count) the interval stays `reconcileMs`.
  */
 const RECONCILE_SHARE = 400;
+/**
+ * Counts faster than this keep `reconcileMs` whatever the share says: a small collection's count
+ * under load (5–15 ms) would otherwise stretch a short interval several-fold.
+ */
+const SLOW_COUNT_MS = 50;
+
+/** How long after a count of `durationMs` the next one comes. */
+function reconcileInterval(reconcileMs: number, durationMs: number): number {
+  return durationMs < SLOW_COUNT_MS ? reconcileMs : Math.max(reconcileMs, durationMs * RECONCILE_SHARE);
+}
 
 /** Most writes the look-back compares at once (the newest); past it (a bulk write) `hasUnhandled` says yes. */
 const MAX_LOOKED_BACK = 2_000;
@@ -133,9 +143,9 @@ export async function pollChanges<Doc extends Document>(
   let behindAt: number | undefined;
   const countStarted = Date.now();
   let count = options.reportsDeletions ? await raw.countDocuments({}, reads) : 0;
-  /** `reconcileMs`, or longer where a count is slow: counts take at most 1/RECONCILE_SHARE of the time. */
+  /** `reconcileMs`, or longer where a count is slow: then counts take at most 1/RECONCILE_SHARE of the time. */
   let reconcileEvery = options.reportsDeletions
-    ? Math.max(reconcileMs, (Date.now() - countStarted) * RECONCILE_SHARE)
+    ? reconcileInterval(reconcileMs, Date.now() - countStarted)
     : Infinity;
   /** Documents created since the last count, as seen by the feed. */
   let inserted = new Set<string>();
@@ -216,7 +226,7 @@ export async function pollChanges<Doc extends Document>(
   async function reconcile(): Promise<void> {
     const started = Date.now();
     const now = await raw.countDocuments({}, reads);
-    reconcileEvery = Math.max(reconcileMs, (Date.now() - started) * RECONCILE_SHARE);
+    reconcileEvery = reconcileInterval(reconcileMs, Date.now() - started);
     const expected = count + inserted.size;
     count = now;
     inserted = new Set();
