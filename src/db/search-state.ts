@@ -38,18 +38,52 @@ export function stateOf(doc: Document): Document {
   return state;
 }
 
-/** The writes that make the before-images those of `changes`: replaced, or deleted with the product. */
-export function stateWrites(changes: readonly FeedChange<Document>[]): AnyBulkWriteOperation<Document>[] {
-  return changes.map(({ _id, document }) =>
-    document
-      ? { replaceOne: { filter: { _id } as Document, replacement: stateOf(document), upsert: true } }
-      : { deleteOne: { filter: { _id } as Document } },
-  );
+/** When an image was written (this server's clock): src/db/total-adjust.ts trusts only older ones. */
+export const IMAGED_AT = 'imaged_at';
+
+/** `_id`s of any type as one key (1 and '1' differ). */
+const idKey = (id: unknown) => `${typeof id}:${String(id)}`;
+
+/**
+ * The writes that make the before-images of `changes` their products as they are now (`current`,
+ * read after the change was handed on): replaced, or deleted with the product. Not the documents
+ * the feed handed on: every instance of a fleet writes these images, and one behind the others
+ * would put back an earlier state over a later one (a writer's `updated_at` cannot order them:
+ * its clock may be behind).
+ */
+export function stateWrites(
+  changes: readonly FeedChange<Document>[],
+  current: readonly Document[],
+  imagedAt = new Date(),
+): AnyBulkWriteOperation<Document>[] {
+  const now = new Map(current.map((doc) => [idKey(doc._id), doc]));
+  return changes.map(({ _id }) => {
+    const doc = now.get(idKey(_id));
+    return doc
+      ? {
+          replaceOne: {
+            filter: { _id } as Document,
+            replacement: { ...stateOf(doc), [IMAGED_AT]: imagedAt },
+            upsert: true,
+          },
+        }
+      : { deleteOne: { filter: { _id } as Document } };
+  });
 }
 
 export async function writeStates(db: Db, changes: readonly FeedChange<Document>[]): Promise<void> {
   if (changes.length === 0) return;
-  await db.collection(SEARCH_STATE_COLLECTION).bulkWrite(stateWrites(changes), { comment: FEED_COMMENT });
+  const projection = Object.fromEntries(FILTERED_FIELDS.map((field) => [field, 1]));
+  const current = await db
+    .collection('products')
+    .find({ _id: { $in: changes.map((change) => change._id) } } as Document, {
+      projection,
+      comment: FEED_COMMENT,
+    })
+    .toArray();
+  await db
+    .collection(SEARCH_STATE_COLLECTION)
+    .bulkWrite(stateWrites(changes, current), { comment: FEED_COMMENT });
 }
 
 /** Whether every product has had its before-image written (the backfill completed once). */

@@ -6,7 +6,7 @@ import { writtenSince } from './product-search';
 import { MAX_PENDING } from './search-pending';
 import type { CleanTotal, TotalCache } from './total-cache';
 import type { ChangeFeed } from './change-feed';
-import type { BeforeImages } from './search-state';
+import { IMAGED_AT, type BeforeImages } from './search-state';
 
 /**
  * A filter's total while outside writes are pending, from its kept total without counting again:
@@ -23,8 +23,12 @@ import type { BeforeImages } from './search-state';
  *
  * Why no moment is wrong: the feed drops the kept totals before it writes the before-images of a
  * batch (src/server.ts subscribes in that order), and an adjustment is used only if its total is
- * still kept after its read answered. So a before-image this read can have seen is never newer
- * than its total. Deletions are not seen here, as by a kept total with nothing pending: the feed's
+ * still kept after its read answered. So a before-image this server wrote is never newer than
+ * its total. Every instance of a fleet writes the same before-images (each its products as they
+ * are when it hands a change on): one ahead of this server has written the image of a write this
+ * total did not count, one behind it may have written an earlier state. Each image says when it
+ * was written; one written since this total's count started is not trusted, and the request
+ * counts. (Instances' clocks are taken to agree; a skew between them is the bound.) Deletions are not seen here, as by a kept total with nothing pending: the feed's
  * count of the collection (CHANGE_FEED_RECONCILE_MS) notices them and drops every total.
  */
 
@@ -42,6 +46,11 @@ interface Terms {
   /** The pending products (at most MAX_PENDING + 1). */
   ids: { _id: unknown }[];
   now: { n: number }[];
+}
+
+interface Images {
+  before: { n: number }[];
+  since: { n: number }[];
 }
 
 const counted = (rows: { n: number }[]) => rows[0]?.n ?? 0;
@@ -81,19 +90,25 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
       .toArray();
     // A backlog: counting is cheaper than reading it.
     if (!terms || terms.ids.length > MAX_PENDING) return undefined;
-    const before =
-      terms.ids.length === 0
-        ? []
-        : await states
-            .aggregate<{ n: number }>(
-              [
-                { $match: { $and: [{ _id: { $in: terms.ids.map((row) => row._id) } }, filter] } },
-                { $count: 'n' },
-              ],
-              { ...reads, signal },
-            )
-            .toArray();
-    return kept.current() ? kept.total - counted(before) + counted(terms.now) : undefined;
+    if (terms.ids.length === 0) return kept.current() ? kept.total : undefined;
+    const [images] = await states
+      .aggregate<Images>(
+        [
+          { $match: { _id: { $in: terms.ids.map((row) => row._id) } } },
+          {
+            $facet: {
+              before: [{ $match: filter }, { $count: 'n' }],
+              // Written since this total's count started: by another instance of the fleet, of a
+              // write this one has not handed on (so not counted in this total), or of an earlier one.
+              since: [{ $match: { [IMAGED_AT]: { $gte: kept.countedFrom } } }, { $count: 'n' }],
+            },
+          },
+        ],
+        { ...reads, signal },
+      )
+      .toArray();
+    if (!images || counted(images.since) > 0) return undefined;
+    return kept.current() ? kept.total - counted(images.before) + counted(terms.now) : undefined;
   }
 
   return async function keptCount(

@@ -15,6 +15,8 @@ const MAX_TOTALS = 10_000;
  */
 export interface CleanTotal {
   total: number;
+  /** When its count started (this server's clock). */
+  countedFrom: Date;
   current(): boolean;
 }
 
@@ -34,6 +36,7 @@ export interface TotalCache {
 interface Entry {
   // Each key is only ever given one `count`, so its promise holds that count's type.
   counting: Promise<unknown>;
+  countedFrom: Date;
   clean?: number;
 }
 
@@ -49,8 +52,9 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
         return known.counting as Promise<T>;
       }
       const kept = totals;
+      const countedFrom = new Date();
       const counting = count();
-      const entry: Entry = { counting };
+      const entry: Entry = { counting, countedFrom };
       kept.set(key, entry);
       if (kept.size > maxTotals) kept.delete(kept.keys().next().value!);
       // A failed count is not remembered: the next request counts again.
@@ -66,8 +70,10 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
     },
     clean(key) {
       const kept = totals;
-      const total = kept.get(key)?.clean;
-      return total === undefined ? undefined : { total, current: () => totals === kept };
+      const entry = kept.get(key);
+      return entry?.clean === undefined
+        ? undefined
+        : { total: entry.clean, countedFrom: entry.countedFrom, current: () => totals === kept };
     },
     invalidate() {
       // A new map: counts still running finish into the old one, which nobody reads.

@@ -214,6 +214,61 @@ describe('a kept total adjusted while writes are pending', () => {
   });
 });
 
+describe('before-images in a fleet (every instance writes them)', () => {
+  it('an image another instance wrote of a write this one has not handed on makes it count, not adjust', async () => {
+    // This instance's feed reads once a minute: the write below stays pending here. (No look-back:
+    // the earlier tests' writes of the last seconds would keep it from ever being caught up.)
+    const slow = await openChangeFeed<Document>(tdb.db, 'products', {
+      intervalMs: 60_000,
+      batchSize: 500,
+      reconcileMs: 3_600_000,
+      lookBackMs: 0,
+      exclude: ['search_grams'],
+    });
+    try {
+      const totals = createTotalCache();
+      slow.subscribe(totals.invalidate);
+      slow.subscribe(({ changes }) => writeStates(tdb.db, changes));
+      expect(await backfillStates(tdb.db)).toBe(true);
+      const repository = createProductRepository(tdb.db, {
+        feed: slow,
+        totals,
+        beforeImages: { ready: () => true },
+      });
+      const one = (await products.findOne({ category_key: { $nin: ['retired', 'hidden', 'moved'] } }))!;
+      const criteria = { words: [], category: String(one.category_name) };
+      const key = JSON.stringify([criteria.category.toLowerCase(), []]);
+      const inCategory = () => products.countDocuments({ category_key: one.category_key });
+      const before = await inCategory();
+      expect(await repository.count(criteria)).toBe(before);
+      await until('the total kept and clean', async () => totals.clean(key) !== undefined);
+
+      await products.updateOne(
+        { _id: one._id },
+        { $set: { category_name: 'Fleet', category_key: 'fleet', updated_at: new Date() } },
+      );
+      // Another instance, its feed ahead of this one's, hands the write on: it writes the image.
+      await writeStates(tdb.db, [{ _id: one._id, document: await products.findOne({ _id: one._id }) }]);
+      // Adjusted by that image, the total would stay `before` (kept − 0 + 0).
+      expect(await repository.count(criteria)).toBe(before - 1);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('an instance behind the others writes the product as it is now, not the state it was handed', async () => {
+    const states = tdb.db.collection(SEARCH_STATE_COLLECTION);
+    const one = (await products.findOne({}, { sort: { _id: -1 } }))!;
+    await products.updateOne({ _id: one._id }, { $set: { name: 'Later Name', updated_at: new Date() } });
+    // Handed the earlier state (as a late instance's feed would), it images the later one.
+    await writeStates(tdb.db, [{ _id: one._id, document: { ...one, name: 'Earlier Name' } }]);
+    expect((await states.findOne({ _id: one._id as never }))?.name).toBe('Later Name');
+    // A product gone since is gone from the images too.
+    await writeStates(tdb.db, [{ _id: 'never-there', document: { _id: 'never-there', name: 'x' } }]);
+    expect(await states.findOne({ _id: 'never-there' as never })).toBeNull();
+  });
+});
+
 describe('the catalogue counts by category and brand', () => {
   const countOf = (groups: { key: string; productCount: number }[], key: unknown) =>
     groups.find((group) => group.key === key)?.productCount ?? 0;
