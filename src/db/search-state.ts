@@ -23,6 +23,9 @@ export const SEARCH_STATE_COLLECTION = 'product_search_state';
 /** Every field a product filter (src/db/product-plans.ts) reads. */
 export const FILTERED_FIELDS = [...SEARCHABLE_FIELDS, 'category_key'] as const;
 
+/** A product's filtered fields, as read for its image. */
+const FILTERED_PROJECTION = Object.fromEntries(FILTERED_FIELDS.map((field) => [field, 1]));
+
 /** The mark of a complete backfill, in `change_feed_positions` (never a followed collection's name). */
 const BACKFILL_MARK = SEARCH_STATE_COLLECTION;
 
@@ -73,11 +76,10 @@ export function stateWrites(
 
 export async function writeStates(db: Db, changes: readonly FeedChange<Document>[]): Promise<void> {
   if (changes.length === 0) return;
-  const projection = Object.fromEntries(FILTERED_FIELDS.map((field) => [field, 1]));
   const current = await db
     .collection('products')
     .find({ _id: { $in: changes.map((change) => change._id) } } as Document, {
-      projection,
+      projection: FILTERED_PROJECTION,
       comment: FEED_COMMENT,
     })
     .toArray();
@@ -119,10 +121,9 @@ export async function backfillStates(
   { batchSize = DEFAULT_BATCH, signal }: { batchSize?: number; signal?: AbortSignal } = {},
 ): Promise<boolean> {
   const states = db.collection(SEARCH_STATE_COLLECTION);
-  const projection = Object.fromEntries(FILTERED_FIELDS.map((field) => [field, 1]));
   const cursor = db
     .collection('products')
-    .find({}, { projection, batchSize, comment: FEED_COMMENT })
+    .find({}, { projection: FILTERED_PROJECTION, batchSize, comment: FEED_COMMENT })
     .sort({ _id: 1 });
   let batch: Document[] = [];
   try {

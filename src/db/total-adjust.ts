@@ -28,8 +28,9 @@ import { IMAGED_AT, type BeforeImages } from './search-state';
  * are when it hands a change on): one ahead of this server has written the image of a write this
  * total did not count, one behind it may have written an earlier state. Each image says when it
  * was written; one written since this total's count started is not trusted, and the request
- * counts. (Instances' clocks are taken to agree; a skew between them is the bound.) Deletions are not seen here, as by a kept total with nothing pending: the feed's
- * count of the collection (CHANGE_FEED_RECONCILE_MS) notices them and drops every total.
+ * counts. (Instances' clocks are taken to agree; a skew between them is the bound.) Deletions
+ * are not seen here, as by a kept total with nothing pending: the feed's count of the collection
+ * (CHANGE_FEED_RECONCILE_MS) notices them and drops every total.
  */
 
 export interface KeptCountOptions {
