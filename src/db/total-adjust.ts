@@ -121,13 +121,17 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
     const kept = totals.clean(key);
     const since = feed.handledBefore();
     const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);
+    // Refused once (a backlog, an image written since the count, the total dropped), it would be
+    // refused again for the same reason: not asked twice.
+    let refused = false;
     if (kept && performance.now() - pendingSeenAt < RECENTLY_PENDING_MS) {
       const total = await adjust();
       if (total !== undefined) return total;
+      refused = true;
     }
     if (await feed.hasUnhandled()) {
       pendingSeenAt = performance.now();
-      return (await adjust()) ?? count(signal);
+      return (refused ? undefined : await adjust()) ?? count(signal);
     }
     // Before-images complete when the count starts: no backfill writes one newer than it.
     const imaged = beforeImages?.ready() ?? false;
