@@ -17,7 +17,7 @@ Results are written to bench/results/<timestamp>.json (git-ignored).
   --rounds R          Rounds; servers are interleaved in each, medians are reported (default 3)
   --connections C     Concurrent connections of the load generator (default 10)
   --scenarios a,b     Only these scenario ids (or id prefixes, e.g. rest,gql-order)
-  --servers a,b       Only these servers: ${SERVER_IDS.join(', ')} (all but lever-proto by default)
+  --servers a,b       Only these servers: ${SERVER_IDS.join(', ')} (all but lever-proto and yoga-jit by default)
   --smoke             Tiny data set, 1 s runs, 1 round, 5 scenarios covering every server: checks
                       the harness in well under a minute
   --profile ID        Profile one scenario with node --cpu-prof instead of benchmarking, then print
@@ -111,7 +111,9 @@ export function parseOptions(argv: string[]): Options | 'help' {
     connections: numberOption('connections', v.connections, 10, 1),
     scenarios: v.scenarios ? v.scenarios.split(',').map((id) => id.trim()) : smoke ? SMOKE_SCENARIOS : null,
     // The lever prototype runs only when named: it is a measurement of work not built, not a peer.
-    servers: serverList(v.servers, 'servers') ?? SERVER_IDS.filter((id) => id !== 'lever-proto'),
+    servers:
+      serverList(v.servers, 'servers') ??
+      SERVER_IDS.filter((id) => id !== 'lever-proto' && id !== 'yoga-jit'),
     smoke,
     profile: v.profile ?? null,
     profileServer: serverList(v['profile-server'], 'profile-server')?.[0] ?? 'ours',

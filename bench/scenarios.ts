@@ -158,6 +158,7 @@ function onGraphQLServers(request: RequestSpec, baseline: RequestSpec, cached = 
     mercurius: request,
     'mercurius-jit': request,
     'lever-proto': request,
+    'yoga-jit': request,
   };
 }
 

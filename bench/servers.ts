@@ -18,6 +18,7 @@ export const SERVER_IDS = [
   'mercurius-jit',
   'sofa',
   'lever-proto',
+  'yoga-jit',
 ] as const;
 export type ServerId = (typeof SERVER_IDS)[number];
 
@@ -31,6 +32,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   'mercurius-jit': 'Mercurius + graphql-jit',
   sofa: 'SOFA (sofa-api)',
   'lever-proto': 'lever prototype (our plugins on envelop + node:http)',
+  'yoga-jit': 'createYoga + graphql-jit (no guards)',
 };
 
 /**
@@ -62,6 +64,7 @@ const ENTRY: Record<ServerId, string[]> = {
   'mercurius-jit': ['bench/peers/mercurius.ts', '--jit'],
   sofa: ['bench/peers/sofa.ts'],
   'lever-proto': ['bench/peers/lever-proto.ts'],
+  'yoga-jit': ['bench/peers/yoga.ts'],
 };
 
 /** The HS256 secret every benchmark server and its tokens share. */
