@@ -29,6 +29,8 @@ import { freeLoopbackPort, hasExited, signalChild, spawnGuarded, type Guarded } 
 
 export interface EmbeddedDatabase {
   uri: string;
+  /** PostgreSQL itself, through its socket, as a superuser: for reading its log (src/db/feed/log.ts). */
+  postgresUrl: string;
   port: number;
   /** PID of FerretDB's guard process; FerretDB is its only child. */
   pid: number;
@@ -231,6 +233,7 @@ function assemble(
   const exited = Promise.all([postgres.exited, ferretdb.exited]).then(() => undefined);
   return {
     uri,
+    postgresUrl: postgresqlUrl(layout.pgdata),
     port,
     pid: ferretdb.child.pid ?? -1,
     pids: [postgres.child.pid ?? -1, ferretdb.child.pid ?? -1],

@@ -39,6 +39,15 @@ export const POSTGRES_SETTINGS: Readonly<Record<string, string>> = {
   work_mem: '64MB',
   // Unix socket only, in the data folder; no TCP listener at all.
   listen_addresses: '',
+  // The change feed reads the log through a logical replication slot (src/db/feed/log.ts): every
+  // committed insert, update and delete, whoever wrote it. Each instance of a fleet holds one
+  // temporary slot and one instance the fleet's lasting one, hence room for many.
+  wal_level: 'logical',
+  max_replication_slots: '64',
+  max_wal_senders: '64',
+  // A gateway stopped for hours cannot fill the disk: past this its lasting slot is invalidated and
+  // the feed resyncs on its next start (src/db/feed/log.ts).
+  max_slot_wal_keep_size: '1GB',
 };
 
 /** For throw-away clusters (tests, bench): durability traded for speed. */
@@ -49,4 +58,7 @@ export const THROWAWAY_SETTINGS: Readonly<Record<string, string>> = {
   // Planner statistics within a second or two of a bulk load (the explain tests wait for them;
   // with the default of a minute they waited that long).
   autovacuum_naptime: '1s',
+  // Every test file's database has its lasting slot (dropped with the database) beside the servers'
+  // temporary ones.
+  max_replication_slots: '256',
 };

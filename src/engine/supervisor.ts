@@ -59,6 +59,7 @@ export function superviseEmbeddedDatabase(
 
   return {
     uri: initial.uri,
+    postgresUrl: initial.postgresUrl,
     port: initial.port,
     dataDir: initial.dataDir,
     throwaway: initial.throwaway,
