@@ -1,0 +1,61 @@
+import { BSON, type Document } from 'mongodb';
+import type { FeedBatch, FeedChange, Follower } from '../feed-types';
+import type { LogChange, LogSource } from './log';
+
+/**
+ * One collection's feed from the log (src/db/feed/log.ts): the instance's own channel to `deliver`,
+ * the fleet's lasting one to `deliverDerived`. An update that changed only the gateway's own fields
+ * (its grams) is not a change; excluded fields are never handed on.
+ */
+
+export interface LogFollowOptions<Doc> {
+  exclude: readonly string[];
+  ownFields: readonly string[];
+  deliver(batch: FeedBatch<Doc>): Promise<void>;
+  deliverDerived(batch: FeedBatch<Doc>): Promise<void>;
+}
+
+function without(doc: Document, fields: readonly string[]): Document {
+  const copy = { ...doc };
+  for (const field of fields) delete copy[field];
+  return copy;
+}
+
+function changedOnlyOwnFields(change: LogChange, ownFields: readonly string[]): boolean {
+  if (!change.before || !change.after || ownFields.length === 0) return false;
+  return Buffer.from(BSON.serialize(without(change.before, ownFields))).equals(
+    BSON.serialize(without(change.after, ownFields)),
+  );
+}
+
+export function followLog<Doc>(log: LogSource, collection: string, options: LogFollowOptions<Doc>): Follower {
+  const feedChange = (change: LogChange): FeedChange<Doc> => ({
+    _id: change._id,
+    document: change.after ? (without(change.after, options.exclude) as Doc) : null,
+    before: change.before ? (without(change.before, options.exclude) as Doc) : undefined,
+  });
+  const batchOf = (changes: LogChange[]): FeedBatch<Doc> | undefined => {
+    const real = changes.filter((change) => !changedOnlyOwnFields(change, options.ownFields));
+    return real.length > 0 ? { changes: real.map(feedChange) } : undefined;
+  };
+  log.follow(collection, 'own', async (changes) => {
+    const batch = batchOf(changes);
+    if (batch) await options.deliver(batch);
+  });
+  log.follow(collection, 'derived', async (changes) => {
+    const batch = batchOf(changes);
+    if (batch) await options.deliverDerived(batch);
+  });
+  return {
+    mode: 'log',
+    handledBefore: () => undefined,
+    hasUnhandled: async () => {
+      const { own, derived } = await log.caughtUp();
+      return !own || !derived;
+    },
+    handedOn: () => log.handedOn(),
+    lagSeconds: () => log.lagSeconds(),
+    // The source is the server's, shared by every collection's feed: it closes it.
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,196 @@
+import pg from 'pg';
+import { PgoutputPlugin, type Pgoutput } from 'pg-logical-replication';
+import { type Lsn, lsnOf } from './lsn';
+
+/**
+ * One replication session on a logical slot (PostgreSQL's streaming protocol, pgoutput with binary
+ * values): every committed transaction's row changes of DocumentDB's document tables, in commit
+ * order, each with the whole BSON document after it (and before it where the table's replica
+ * identity is FULL). pg-logical-replication decodes the messages; the session is ours because the
+ * feed needs what its service does not give: a temporary slot made on the same connection, and
+ * positions confirmed only once what precedes them has been handled.
+ */
+
+export interface RowChange {
+  /** The document table, e.g. `documents_12` (its collection is in DocumentDB's catalogue). */
+  table: string;
+  /**
+   * The BSON as sent, decoded only for the tables followed (a cluster's log holds every database's
+   * writes). `before` where the table's replica identity is FULL; `after` absent for a deletion;
+   * `key` the `{"": _id}` of a deletion without a full replica identity.
+   */
+  before?: Buffer;
+  after?: Buffer;
+  key?: Buffer;
+}
+
+export interface LogTransaction {
+  /** Where the transaction's commit record ends: every change before it is handed on with it. */
+  endLsn: Lsn;
+  changes: RowChange[];
+}
+
+export interface SessionHandlers {
+  /** Called once at a time, in commit order; the next waits for it. */
+  onTransaction(transaction: LogTransaction): Promise<void>;
+  /** Everything committed before `lsn` has been handed on (the server caught up with its log). */
+  onProgress(lsn: Lsn): void;
+  onClose(error?: Error): void;
+}
+
+export interface SlotSpec {
+  name: string;
+  publication: string;
+  /** Made by this session and dropped when it ends. */
+  temporary: boolean;
+}
+
+export interface LogSession {
+  /** Tells the server that everything before `lsn` is handled (a lasting slot keeps WAL from there). */
+  confirm(lsn: Lsn): void;
+  close(): Promise<void>;
+}
+
+/** Most decoded messages held unhandled before the socket is paused (TCP backpressure). */
+const MAX_QUEUED = 2_000;
+const DOCUMENT_TABLES = 'documentdb_data';
+const PG_EPOCH_MS = 946_684_800_000n;
+
+type Queued = { transaction: LogTransaction } | { progress: Lsn };
+
+const bytes = (value: unknown) => (Buffer.isBuffer(value) ? value : undefined);
+
+function rowChange(message: Pgoutput.Message): RowChange | undefined {
+  if (message.tag !== 'insert' && message.tag !== 'update' && message.tag !== 'delete') return undefined;
+  if (message.relation.schema !== DOCUMENT_TABLES) return undefined;
+  const table = message.relation.name;
+  if (message.tag === 'insert') return { table, after: bytes(message.new.document) };
+  const before = bytes(message.old?.document);
+  const key = bytes(message.key?.object_id);
+  return message.tag === 'delete'
+    ? { table, before, key }
+    : { table, before, key, after: bytes(message.new.document) };
+}
+
+function standbyStatus(lsn: Lsn): Buffer {
+  const reply = Buffer.alloc(34);
+  reply.write('r', 0);
+  reply.writeBigUInt64BE(lsn, 1); // written
+  reply.writeBigUInt64BE(lsn, 9); // flushed
+  reply.writeBigUInt64BE(lsn, 17); // applied
+  reply.writeBigInt64BE((BigInt(Date.now()) - PG_EPOCH_MS) * 1000n, 25);
+  reply.writeUInt8(0, 33);
+  return reply;
+}
+
+/** Opens the session and starts streaming from the slot's confirmed position. */
+export async function openLogSession(
+  connectionString: string,
+  slot: SlotSpec,
+  handlers: SessionHandlers,
+): Promise<LogSession> {
+  const client = new pg.Client({ connectionString, replication: 'database' } as pg.ClientConfig);
+  await client.connect();
+  const decoder = new PgoutputPlugin({ protoVersion: 1, publicationNames: [slot.publication] });
+  // pg's Client hides the protocol connection; replication needs its copy stream.
+  const connection = (client as unknown as { connection: PgConnection }).connection;
+  const queue: Queued[] = [];
+  let open: LogTransaction | undefined;
+  let draining = false;
+  let confirmed = 0n;
+  let closed = false;
+
+  const send = (lsn: Lsn) => {
+    if (!closed) connection.sendCopyFromChunk(standbyStatus(lsn));
+  };
+  const drain = async () => {
+    if (draining) return;
+    draining = true;
+    try {
+      while (queue.length > 0 && !closed) {
+        const next = queue.shift()!;
+        if ('transaction' in next) await handlers.onTransaction(next.transaction);
+        else handlers.onProgress(next.progress);
+        if (queue.length < MAX_QUEUED / 2) connection.stream.resume();
+      }
+    } catch (error) {
+      closed = true;
+      handlers.onClose(error as Error);
+      await client.end().catch(() => undefined);
+    } finally {
+      draining = false;
+    }
+  };
+  const enqueue = (item: Queued) => {
+    queue.push(item);
+    if (queue.length >= MAX_QUEUED) connection.stream.pause();
+    void drain();
+  };
+
+  connection.on('copyData', ({ chunk }: { chunk: Buffer }) => {
+    if (chunk[0] === 0x6b) {
+      // Keepalive: the server has sent everything before its position (while no transaction is open).
+      if (!open) enqueue({ progress: chunk.readBigUInt64BE(1) });
+      if (chunk[17] === 1) send(confirmed);
+      return;
+    }
+    if (chunk[0] !== 0x77) return;
+    const message = decoder.parse(chunk.subarray(25)) as Pgoutput.Message;
+    if (message.tag === 'begin') open = { endLsn: 0n, changes: [] };
+    else if (message.tag === 'commit' && open) {
+      open.endLsn = lsnOf(message.commitEndLsn ?? '0/0');
+      enqueue({ transaction: open });
+      open = undefined;
+    } else {
+      const change = rowChange(message);
+      if (change && open) open.changes.push(change);
+    }
+  });
+  client.on('error', () => undefined);
+  client.on('end', () => {
+    if (!closed) handlers.onClose(new Error('the replication connection closed'));
+    closed = true;
+  });
+
+  try {
+    if (slot.temporary) await client.query(`CREATE_REPLICATION_SLOT ${slot.name} TEMPORARY LOGICAL pgoutput`);
+    const options = `proto_version '1', publication_names '${slot.publication}', binary 'true'`;
+    // Answers only when streaming ends: errors after start arrive through onClose.
+    client.query(`START_REPLICATION SLOT ${slot.name} LOGICAL 0/0 (${options})`).then(
+      () => undefined,
+      (error: Error) => {
+        if (!closed) handlers.onClose(error);
+        closed = true;
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      connection.once('replicationStart', () => resolve());
+      client.once('end', () => reject(new Error('the replication connection closed before streaming')));
+      connection.once('errorMessage', (error: Error) => reject(error));
+    });
+  } catch (error) {
+    closed = true;
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+
+  return {
+    confirm(lsn) {
+      if (lsn <= confirmed) return;
+      confirmed = lsn;
+      send(lsn);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+interface PgConnection {
+  on(event: 'copyData', listener: (message: { chunk: Buffer }) => void): void;
+  once(event: string, listener: (...args: never[]) => void): void;
+  sendCopyFromChunk(chunk: Buffer): void;
+  stream: { pause(): void; resume(): void };
+}
