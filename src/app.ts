@@ -29,6 +29,7 @@ import { useClientErrors } from './http/use-client-errors';
 import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
+import type { LogEvents } from './db/feed/open-feeds';
 import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
@@ -44,6 +45,7 @@ import type { Logger } from './logger';
 import { createErrorLog } from './observability/error-log';
 import {
   createMetrics,
+  registerLogFeedMetrics,
   registerFeedLagGauge,
   registerLiveSubscriptionsGauge,
   registerRedisCircuit,
@@ -54,12 +56,7 @@ import { createPageCache } from './rest/page-cache';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
 import type { SharedRedis } from './store/redis';
-import {
-  createProcessResponseStore,
-  createRedisResponseStore,
-  purgeOnChange,
-  type ResponseStore,
-} from './store/response-store';
+import { createRedisResponseStore, purgeOnChange, responseStores } from './store/response-store';
 
 export interface AppDependencies {
   config: Config;
@@ -78,6 +75,8 @@ export interface AppDependencies {
   productFeed?: ChangeFeed<Document>;
   /** Totals the server drops on the feed's changes, and the before-images that adjust them (src/server.ts). */
   keptTotals?: { totals: TotalCache; beforeImages?: BeforeImages };
+  /** What the log's slot went through, where the feed reads the engine's log (src/db/feed/open-feeds.ts). */
+  logEvents?: LogEvents;
   /** Extra plugins that answer before the APIs, after the rate limits (e.g. the API docs). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
@@ -137,18 +136,18 @@ export function createApp(deps: AppDependencies): App {
   if (metrics) {
     registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
     if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
+    if (deps.logEvents) registerLogFeedMetrics(metrics.registry, deps.logEvents);
     if (deps.liveOrders) registerLiveSubscriptionsGauge(metrics.registry, deps.liveOrders.count);
     if (redis) registerRedisCircuit(metrics.registry, redis);
   }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
-  // One store per cache without Redis (each has its own byte budget); one shared store with it.
-  const sharedStore = redis && createRedisResponseStore(redis, config.responseCacheBudget);
-  const stores = new Set<ResponseStore>();
-  const responseStore = (): ResponseStore => {
-    const store = sharedStore ?? createProcessResponseStore(config.responseCacheBudget);
-    stores.add(store);
-    return store;
-  };
+  const feed = deps.productFeed;
+  const stores = responseStores(
+    redis && createRedisResponseStore(redis, config.responseCacheBudget),
+    config.responseCacheBudget,
+    feed?.mode === 'log' ? () => feed.handedOn() : undefined,
+  );
+  const responseStore = stores.create;
   const cacheOn = config.responseCacheTtlMs > 0;
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
@@ -357,7 +356,7 @@ export function createApp(deps: AppDependencies): App {
   if (productFeed) {
     // Every instance follows the feed and purges its own caches (and the shared one: idempotent).
     // The second purge waits out requests that read before the change (one database deadline).
-    purgeOnChange((listener) => productFeed.subscribe(listener), [...stores], timeoutMs + 1_000);
+    purgeOnChange((listener) => productFeed.subscribe(listener), [...stores.all], timeoutMs + 1_000);
     if (!deps.keptTotals) productFeed.subscribe(totals.invalidate);
   }
   return yoga;

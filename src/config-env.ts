@@ -107,6 +107,8 @@ export const envSchema = z.object({
   MAX_RESPONSE_BYTES_IN_FLIGHT: wholeNumber(1_024, 4_294_967_296).default(16_777_216),
   SHUTDOWN_DEADLINE_MS: wholeNumber(0, 600_000).default(10_000),
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
+  CHANGE_FEED_POSTGRES_URL: optionalText,
+  CHANGE_FEED_WAIT_MS: wholeNumber(0, 10_000).default(1_000),
   CHANGE_FEED_INTERVAL_MS: wholeNumber(100, 60_000).default(1_000),
   CHANGE_FEED_BATCH: wholeNumber(10, 10_000).default(500),
   CHANGE_FEED_RECONCILE_MS: wholeNumber(1_000, 3_600_000).default(10_000),

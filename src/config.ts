@@ -72,7 +72,16 @@ export interface Config {
   /** Lifetime of cached anonymous product results; 0 turns the cache off. */
   responseCacheTtlMs: number;
   /** How the data layer follows writes where the database has no change streams (src/db/change-feed.ts). */
-  changeFeed: { intervalMs: number; batchSize: number; reconcileMs: number; lookBackMs: number };
+  changeFeed: {
+    /** PostgreSQL under DocumentDB, with replication rights: the feed reads its log (src/db/feed/log.ts). */
+    postgresUrl?: string;
+    /** How long a request waits for the log's feed to hand on what committed before it. */
+    waitMs: number;
+    intervalMs: number;
+    batchSize: number;
+    reconcileMs: number;
+    lookBackMs: number;
+  };
   /** Bytes (of JSON) each response cache, GraphQL results and /api/v1 pages, may hold. */
   responseCacheBudget: { maxBytes: number; maxEntryBytes: number };
   /** `Cache-Control` of public product reads, for browsers and CDNs. */
@@ -257,6 +266,8 @@ export function loadConfig(
     shutdownDeadlineMs: values.SHUTDOWN_DEADLINE_MS,
     responseCacheTtlMs: values.RESPONSE_CACHE_TTL_MS,
     changeFeed: Object.freeze({
+      postgresUrl: values.CHANGE_FEED_POSTGRES_URL,
+      waitMs: values.CHANGE_FEED_WAIT_MS,
       intervalMs: values.CHANGE_FEED_INTERVAL_MS,
       batchSize: values.CHANGE_FEED_BATCH,
       reconcileMs: values.CHANGE_FEED_RECONCILE_MS,

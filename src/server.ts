@@ -5,23 +5,19 @@ import { createApp, type App } from './app';
 import { resolveJwtSecret } from './auth/dev-secret';
 import { createViewerResolver } from './auth/tokens';
 import type { Config } from './config';
-import type { Db, Document } from 'mongodb';
-import type { OrderDoc } from './db/documents';
+import type { Db } from 'mongodb';
 import { createLiveOrders, type LiveOrders } from './db/live-orders';
 import { shuttingDown } from './errors';
 import type { EmbeddedDatabase } from './engine';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
-import { countUnindexed, SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from './db/product-search';
+import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/product-search';
 import { useApiDocs } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests, NODE_SERVER_OPTIONS } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
 import { capConnections } from './limits/connection-caps';
 import type { Logger } from './logger';
-import { openChangeFeed, type ChangeFeed } from './db/change-feed';
-import { followSearchGrams } from './db/search-grams-writer';
-import { keepBeforeImages } from './db/search-state';
-import { createTotalCache } from './db/total-cache';
+import { openFeeds, type Feeds } from './db/feed/open-feeds';
 import { connectRedis, type SharedRedis } from './store/redis';
 
 export interface RunningServer {
@@ -113,9 +109,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
   }
 
   let database: Database | undefined;
-  let productFeed: ChangeFeed<Document> | undefined;
-  let orderFeed: ChangeFeed<OrderDoc> | undefined;
-  let beforeImages: Awaited<ReturnType<typeof keepBeforeImages>> | undefined;
+  let feeds: Feeds | undefined;
   // Connects in the background: a Redis that is down at start only means going without it.
   const redis = config.redisUrl ? connectRedis({ url: config.redisUrl, logger }) : undefined;
   try {
@@ -136,42 +130,15 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       logger.info('loaded the sample fixtures into the empty database');
     }
 
-    // Every instance follows the catalogue (src/db/change-feed.ts): its grams, and its caches.
-    productFeed = await openChangeFeed<Document>(database.db, 'products', {
-      ...config.changeFeed,
-      maxTimeMS: config.mongo.timeoutMs,
-      exclude: ['search_grams'],
-      ownFields: Object.keys(WITHOUT_SEARCH_FIELDS),
-      onError: (error) =>
-        logger.warn(
-          { err: { message: error instanceof Error ? error.message : String(error) } },
-          'following the products failed; retrying from the saved position',
-        ),
-    });
-    logger.info({ mode: productFeed.mode }, 'following the products collection');
-    // Kept totals are dropped before a batch's before-images are written (src/db/total-adjust.ts):
-    // a total adjusted while writes are pending never meets a before-image newer than its count.
-    const totals = createTotalCache();
-    productFeed.subscribe(totals.invalidate);
-    followSearchGrams(productFeed, database.db);
-    beforeImages = await keepBeforeImages(database.db, (error) =>
-      logger.warn(
-        { err: { message: error instanceof Error ? error.message : String(error) } },
-        "writing the products' before-images failed; totals are counted while writes are pending",
-      ),
+    // Every instance follows the catalogue (its grams, its caches) and the orders (live subscriptions).
+    const opened = await openFeeds(
+      database.db,
+      config,
+      logger,
+      config.changeFeed.postgresUrl ?? embedded?.postgresUrl,
     );
-    // Live subscriptions follow the orders' change feed: one read per interval for all of them.
-    orderFeed = await openChangeFeed<OrderDoc>(database.db, 'orders', {
-      ...config.changeFeed,
-      maxTimeMS: config.mongo.timeoutMs,
-      // Deletions are not live events (src/db/live-orders.ts): no count of the orders.
-      reportsDeletions: false,
-      onError: (error) =>
-        logger.warn(
-          { err: { message: error instanceof Error ? error.message : String(error) } },
-          'following the orders failed; retrying from the saved position',
-        ),
-    });
+    feeds = opened;
+    const { products: productFeed, orders: orderFeed, totals, beforeImages, logEvents } = opened;
     const liveOrders = createLiveOrders(orderFeed, config.liveOrders, (error) =>
       logger.warn({ err: error }, 'a changed order could not be offered to its live subscribers; skipped'),
     );
@@ -208,6 +175,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       databaseDescription,
       productFeed,
       keptTotals: { totals, beforeImages },
+      logEvents,
       liveOrders,
       plugins: [
         useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
@@ -244,7 +212,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     let closing: Promise<void> | undefined;
     const db = database;
-    const feeds = [productFeed, orderFeed];
+    const followed = feeds;
     // /readyz turns 503 and every response says `Connection: close`; the listener closes; in-flight
     // requests finish and their sockets close after the answer; idle keep-alive sockets close once
     // no request has been open for a moment (node:http's close() destroyed them at once, and a
@@ -270,8 +238,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         clearTimeout(deadline);
         clearTimeout(cutTimer);
         liveOrders.close();
-        for (const feed of feeds) await feed.close();
-        await beforeImages?.close();
+        await followed.close();
         await db
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
@@ -281,9 +248,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
 
     return { url, port: address.port, app, http: server, database, embedded, redis, liveOrders, close };
   } catch (error) {
-    await productFeed?.close();
-    await beforeImages?.close();
-    await orderFeed?.close();
+    await feeds?.close();
     await database?.close().catch(() => undefined);
     await redis?.close();
     await embedded?.stop();

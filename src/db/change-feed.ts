@@ -3,7 +3,9 @@ import { pollChanges, type PollSettings } from './feed-poll';
 import { streamChanges } from './feed-stream';
 import { createWatermarkStore } from './feed-watermarks';
 import { freshCheck } from './fresh-check';
-import type { FeedBatch, FeedListener, HandledBefore } from './feed-types';
+import type { FeedBatch, FeedListener, FeedMode, Follower, HandledBefore } from './feed-types';
+import type { LogSource } from './feed/log';
+import { followLog } from './feed/log-follower';
 
 /**
  * One change feed per collection: what every derived thing (search grams, caches, totals, live
@@ -16,10 +18,16 @@ import type { FeedBatch, FeedListener, HandledBefore } from './feed-types';
 
 export interface ChangeFeed<Doc> {
   readonly collection: string;
-  /** 'stream' or 'poll', decided once at start. */
-  readonly mode: 'stream' | 'poll';
-  /** Adds a listener; returns its removal. */
+  /** Decided once at start: the log where one is given, else a change stream, else polling. */
+  readonly mode: FeedMode;
+  /** Adds a listener of what this instance keeps (caches, totals, live subscriptions); returns its removal. */
   subscribe(listener: FeedListener<Doc>): () => void;
+  /**
+   * Adds a listener of what is kept in the database (the grams): from the log, called on the one
+   * instance of a fleet that holds the lasting slot, once per change for the fleet; otherwise the
+   * same batches as `subscribe`.
+   */
+  subscribeDerived(listener: FeedListener<Doc>): () => void;
   /**
    * Every document whose `updated_at` (a date, or text of the followed form) is before this has
    * been handed to every listener. Documents written at or after it may not have been: readers
@@ -34,6 +42,11 @@ export interface ChangeFeed<Doc> {
    * (src/db/fresh-check.ts).
    */
   hasUnhandled(): Promise<boolean>;
+  /**
+   * Whether this instance's listeners (`subscribe`) have been handed every write committed before
+   * the call, waiting a bounded moment for them (the log); true where the feed cannot tell.
+   */
+  handedOn(): Promise<boolean>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */
   lagSeconds(): number;
   close(): Promise<void>;
@@ -57,6 +70,8 @@ export interface ChangeFeedOptions extends PollSettings {
   reportsDeletions?: boolean;
   /** The first failure of a run of them (reading, or a listener); the feed retries from its position. */
   onError?: (error: unknown) => void;
+  /** The engine's log (src/db/feed/log.ts): where given, the feed follows it instead of the collection. */
+  log?: LogSource;
 }
 
 /** Whether the deployment has change streams: asked once, by `hello` (no change stream is opened). */
@@ -72,13 +87,47 @@ export async function openChangeFeed<Doc extends Document>(
   options: ChangeFeedOptions,
 ): Promise<ChangeFeed<Doc>> {
   const listeners = new Set<FeedListener<Doc>>();
-  const deliver = async (batch: FeedBatch<Doc>) => {
-    for (const listener of [...listeners]) await listener(batch);
+  const derivedListeners = new Set<FeedListener<Doc>>();
+  const deliverTo = (to: Set<FeedListener<Doc>>) => async (batch: FeedBatch<Doc>) => {
+    for (const listener of [...to]) await listener(batch);
   };
+  const add = (to: Set<FeedListener<Doc>>) => (listener: FeedListener<Doc>) => {
+    to.add(listener);
+    return () => to.delete(listener);
+  };
+  const follower = options.log
+    ? followLog<Doc>(options.log, collection, {
+        exclude: options.exclude ?? [],
+        ownFields: options.ownFields ?? [],
+        deliver: deliverTo(listeners),
+        deliverDerived: deliverTo(derivedListeners),
+      })
+    : await followCollection<Doc>(db, collection, options, deliverTo(listeners));
+  return {
+    collection,
+    mode: follower.mode,
+    subscribe: add(listeners),
+    subscribeDerived: options.log ? add(derivedListeners) : add(listeners),
+    handledBefore: follower.handledBefore,
+    // The log's check shares its own read of the log's position (src/db/feed/log.ts).
+    hasUnhandled: options.log ? follower.hasUnhandled : freshCheck(follower.hasUnhandled),
+    handedOn: follower.handedOn ?? (async () => true),
+    lagSeconds: follower.lagSeconds,
+    close: follower.close,
+  };
+}
+
+/** Change streams where the deployment has them, else polling `updated_at` (the last resort). */
+async function followCollection<Doc extends Document>(
+  db: Db,
+  collection: string,
+  options: ChangeFeedOptions,
+  deliver: (batch: FeedBatch<Doc>) => Promise<void>,
+): Promise<Follower> {
   const projection = Object.fromEntries((options.exclude ?? []).map((field) => [field, 0]));
   const watermarks = createWatermarkStore(db, collection, options.maxTimeMS);
   const onError = options.onError ?? (() => undefined);
-  const follower = (await hasChangeStreams(db))
+  return (await hasChangeStreams(db))
     ? await streamChanges<Doc>(db.collection<Doc>(collection), {
         projection,
         ownFields: options.ownFields ?? [],
@@ -95,16 +144,4 @@ export async function openChangeFeed<Doc extends Document>(
         deliver,
         onError,
       });
-  return {
-    collection,
-    mode: follower.mode,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    handledBefore: follower.handledBefore,
-    hasUnhandled: freshCheck(follower.hasUnhandled),
-    lagSeconds: follower.lagSeconds,
-    close: follower.close,
-  };
 }

@@ -8,6 +8,8 @@ export interface FeedChange<Doc> {
   _id: unknown;
   /** The document now (with the feed's projection); null when it was deleted. */
   document: Doc | null;
+  /** The document before the change, where the source knows it (the log); absent for an insert. */
+  before?: Doc;
 }
 
 export interface FeedBatch<Doc> {
@@ -30,11 +32,16 @@ export interface HandledBefore {
   text: string;
 }
 
+/** How a feed follows its collection: the engine's log, a change stream, or polling `updated_at`. */
+export type FeedMode = 'log' | 'stream' | 'poll';
+
 /** What a way of following changes gives the feed. */
 export interface Follower {
-  mode: 'stream' | 'poll';
+  mode: FeedMode;
   handledBefore(): HandledBefore | undefined;
   hasUnhandled(): Promise<boolean>;
+  /** The log only: whether this instance's listeners have everything committed before the call. */
+  handedOn?(): Promise<boolean>;
   lagSeconds(): number;
   close(): Promise<void>;
 }

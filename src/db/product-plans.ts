@@ -50,8 +50,12 @@ function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]):
 export interface ProductPlannerOptions extends ReadLimits {
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
-  /** Products written since the feed's position may carry stale grams: plans say since when. */
-  feed?: Pick<ChangeFeed<unknown>, 'handledBefore'>;
+  /**
+   * Polling: products written since the feed's position may carry stale grams, and plans say since
+   * when. The log: grams are read only while the feed has handed on everything committed before the
+   * request (else the search scans: exact, slower).
+   */
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'mode'>;
 }
 
 export function createProductPlanner(
@@ -64,10 +68,10 @@ export function createProductPlanner(
     feed && (() => feed.handledBefore()),
   );
   const gramIndex = createIndexKeeper(products, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
-  function plan(criteria: ProductCriteria): Promise<SearchPlan> {
-    return criteria.words.length > 0 && gramIndex.usable()
-      ? planSearch(criteria.words)
-      : Promise.resolve(SCAN);
+  async function plan(criteria: ProductCriteria): Promise<SearchPlan> {
+    if (criteria.words.length === 0 || !gramIndex.usable()) return SCAN;
+    if (feed?.mode === 'log' && (await feed.hasUnhandled())) return SCAN;
+    return planSearch(criteria.words);
   }
   return {
     plan,

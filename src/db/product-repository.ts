@@ -68,7 +68,7 @@ export interface ProductRepositoryOptions extends ReadLimits {
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
   /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
-  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'mode'>;
   /** Totals kept until the feed reports a change (src/db/total-cache.ts); absent, every count is run. */
   totals?: TotalCache;
   /** The products' before-images (src/db/search-state.ts); absent or not ready, pending writes mean a count. */

@@ -65,14 +65,19 @@ export async function writeGrams(products: Collection<Document>, docs: readonly 
 }
 
 /**
- * Keeps the grams current as the feed reports products, and their before-images those of the
- * products handed on (src/db/search-state.ts; deleted with a deleted product). A failed write fails
+ * Keeps the grams current as the feed reports products (once per change for a fleet, where the
+ * feed reads the log), and, where polling needs them, their before-images (src/db/search-state.ts;
+ * deleted with a deleted product). A failed write fails
  * the batch, which the feed then reads again: neither is left behind silently.
  */
-export function followSearchGrams(feed: ChangeFeed<Document>, db: Db): () => void {
+export function followSearchGrams(
+  feed: ChangeFeed<Document>,
+  db: Db,
+  { beforeImages }: { beforeImages: boolean },
+): () => void {
   const products = db.collection('products');
-  return feed.subscribe(async ({ changes }) => {
+  return feed.subscribeDerived(async ({ changes }) => {
     const present = changes.flatMap((change) => (change.document ? [change.document] : []));
-    await Promise.all([writeGrams(products, present), writeStates(db, changes)]);
+    await Promise.all([writeGrams(products, present), beforeImages && writeStates(db, changes)]);
   });
 }

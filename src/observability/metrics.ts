@@ -187,6 +187,31 @@ export function registerFeedLagGauge(
 }
 
 /** Live order subscriptions open on this instance (its bound: LIVE_SUBSCRIPTIONS_PER_INSTANCE). */
+/** The log feed's slot: lost and resynced (counts since start), and whether this instance leads. */
+export function registerLogFeedMetrics(
+  registry: Registry,
+  events: { slotsLost: number; resyncs: number; leading(): boolean },
+): void {
+  new Gauge({
+    name: 'change_feed_log_events',
+    help: "The log feed's lasting slot since start: event=slot_lost (invalidated or gone), resync (derived state rebuilt)",
+    labelNames: ['event'],
+    registers: [registry],
+    collect() {
+      this.set({ event: 'slot_lost' }, events.slotsLost);
+      this.set({ event: 'resync' }, events.resyncs);
+    },
+  });
+  new Gauge({
+    name: 'change_feed_log_leading',
+    help: "1 where this instance holds the log's lasting slot and writes the derived state for the fleet",
+    registers: [registry],
+    collect() {
+      this.set(events.leading() ? 1 : 0);
+    },
+  });
+}
+
 export function registerLiveSubscriptionsGauge(registry: Registry, count: () => number): void {
   new Gauge({
     name: 'live_subscriptions',

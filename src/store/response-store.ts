@@ -30,6 +30,34 @@ export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
   };
 }
 
+/**
+ * Reads only once the feed has handed on every write committed before the read (then every entry
+ * from before such a write has been purged); a feed that cannot say in time means a miss.
+ */
+export function readAfterFeed(store: ResponseStore, handedOn: () => Promise<boolean>): ResponseStore {
+  return { ...store, get: async (key) => ((await handedOn()) ? store.get(key) : undefined) };
+}
+
+/**
+ * The stores of an app's caches: one per cache in the process (each with its own byte budget), or
+ * the one `shared` (Redis); `all` to purge. With `handedOn`, reads wait for the feed (readAfterFeed).
+ */
+export function responseStores(
+  shared: ResponseStore | undefined,
+  budget: ByteBudget,
+  handedOn?: () => Promise<boolean>,
+) {
+  const all = new Set<ResponseStore>();
+  return {
+    all,
+    create(): ResponseStore {
+      const store = shared ?? createProcessResponseStore(budget);
+      all.add(store);
+      return handedOn ? readAfterFeed(store, handedOn) : store;
+    },
+  };
+}
+
 /** Every key this server writes starts with this, so a purge of "everything" touches nothing else. */
 export const KEY_PREFIX = 'storefront:cache:';
 const entryKey = (key: string) =>
@@ -110,17 +138,18 @@ export async function purgeAll(redis: SharedRedis): Promise<number> {
  * entry: a new or renamed product belongs on pages that never held it, so no tag names them all.
  */
 export function purgeOnChange(
-  subscribe: (listener: () => void) => () => void,
+  subscribe: (listener: () => Promise<void>) => () => void,
   stores: readonly ResponseStore[],
   settleMs: number,
 ): () => void {
   let again: NodeJS.Timeout | undefined;
   const purge = () => Promise.all(stores.map((store) => store.purge()));
+  // The feed waits for the first purge: a request it then lets read the cache finds no entry from before.
   const unsubscribe = subscribe(() => {
-    void purge();
     clearTimeout(again);
     again = setTimeout(() => void purge(), settleMs);
     again.unref();
+    return purge().then(() => undefined);
   });
   return () => {
     clearTimeout(again);

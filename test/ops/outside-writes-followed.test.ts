@@ -6,10 +6,10 @@ import { productFilter } from '../../src/db/product-plans';
 import { searchableTextOf } from '../../src/db/search-grams-writer';
 import { productRecord } from '../../src/db/records';
 import { generateProduct } from '../../seed/generator';
-import { startTestServer, type TestServer } from '../support/server';
+import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 
 /**
- * Another application writes the catalogue the way a Laravel app or an importer does: the plain
+ * Polling, the last resort (test/ops/log-feed.test.ts covers the log). Another application writes the catalogue the way a Laravel app or an importer does: the plain
  * driver, `$set` of the changed fields plus `updated_at`, copies that keep the copied grams,
  * inserts without grams, deletes. Every answer, at every moment (right after the writes, before
  * the change feed has run, and after), equals an independent `$regex` scan: ids and totals, REST
@@ -118,7 +118,7 @@ const TERMS = ['glimmerquartz', 'brindlewick', 'snowquill', 'northwind', 'card',
 
 /** The server (fixtures and enough products that a search has deep pages) and the writer's client. */
 async function open(env: Record<string, string> = {}): Promise<void> {
-  server = await startTestServer({ env });
+  server = await startTestServer({ env: { ...POLLING_FEED, ...env } });
   const extra = Array.from({ length: EXTRA }, (_, index) => {
     const product = generateProduct(7, 500 + index);
     return productRecord({ ...product, variant: { ...product.variant, id: 700_000 + index } });

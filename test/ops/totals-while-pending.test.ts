@@ -9,7 +9,7 @@ import { generateProduct } from '../../seed/generator';
 import { loadFixtures } from '../../seed/load';
 import { isBackgroundCommand } from '../support/background-commands';
 import { openTestDatabase, type TestDatabase } from '../support/database';
-import { startTestServer, type TestServer } from '../support/server';
+import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 
 /**
  * A filter's kept total while another application's writes are pending (not yet handed on by the
@@ -114,7 +114,7 @@ async function open(env: Record<string, string>) {
       }),
     ) as Document[],
   );
-  const server = await startTestServer({ database, env });
+  const server = await startTestServer({ database, env: { ...POLLING_FEED, ...env } });
   let wholeCounts = 0;
   server.database.client.on('commandStarted', (event: CommandStartedEvent) => {
     if (isWholeCount(event)) wholeCounts++;

@@ -44,13 +44,15 @@ export function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<str
 
 /** A server process's environment on a test database: test mode, a free port, no fixtures, info logs. */
 export function serverProcessEnv(
-  database: { uri: string; dbName: string },
+  database: { uri: string; dbName: string; postgresUrl?: string },
   env: Record<string, string> = {},
 ): NodeJS.ProcessEnv {
   // Nothing of the outer environment decides which database, secret, port, folder or tracing a
   // server under test uses.
   const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$|OTEL_)/.test(name)),
+    Object.entries(process.env).filter(
+      ([name]) => !/^(MONGODB_|CHANGE_FEED_|JWT_|PORT$|DATA_DIR$|OTEL_)/.test(name),
+    ),
   );
   return {
     ...inherited,
@@ -58,6 +60,7 @@ export function serverProcessEnv(
     PORT: '0',
     MONGODB_URI: database.uri,
     MONGODB_DB: database.dbName,
+    CHANGE_FEED_POSTGRES_URL: database.postgresUrl ?? '',
     JWT_SECRET: TEST_JWT_SECRET,
     SEED_FIXTURES: 'false',
     LOG_LEVEL: 'info',

@@ -27,6 +27,12 @@ export interface GraphQLReply {
   };
 }
 
+/**
+ * A server that polls `updated_at` instead of reading the engine's log: the last resort, for a
+ * DocumentDB whose PostgreSQL the gateway may not read (its own suites keep it tested).
+ */
+export const POLLING_FEED = { CHANGE_FEED_POSTGRES_URL: '' } as const;
+
 /** The real server on a free port, over a fresh database (with the fixtures unless told otherwise). */
 export async function startTestServer(
   options: {
@@ -45,6 +51,7 @@ export async function startTestServer(
     PORT: '0',
     MONGODB_URI: testDb.uri,
     MONGODB_DB: testDb.dbName,
+    CHANGE_FEED_POSTGRES_URL: testDb.postgresUrl,
     JWT_SECRET: TEST_JWT_SECRET,
     SEED_FIXTURES: 'false',
     LOG_LEVEL: 'silent',

@@ -1,0 +1,139 @@
+import type { Db, Document } from 'mongodb';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
+import { openChangeFeed, type ChangeFeed } from '../change-feed';
+import type { OrderDoc } from '../documents';
+import { WITHOUT_SEARCH_FIELDS } from '../product-search';
+import { backfillSearchGrams } from '../search-backfill';
+import { followSearchGrams } from '../search-grams-writer';
+import { keepBeforeImages, type BeforeImages } from '../search-state';
+import { createTotalCache, type TotalCache } from '../total-cache';
+import { openLogSource, type LogSource } from './log';
+
+/**
+ * The server's change feeds and what follows them in the database: the products (their grams,
+ * kept totals) and the orders (live subscriptions, subscribed by the caller). From the engine's
+ * log where a PostgreSQL URL is known (the embedded database, or CHANGE_FEED_POSTGRES_URL), else
+ * change streams, else polling.
+ */
+
+export interface Feeds {
+  products: ChangeFeed<Document>;
+  orders: ChangeFeed<OrderDoc>;
+  totals: TotalCache;
+  /** Only where polling needs them (src/db/total-adjust.ts); the log hands on every change exactly. */
+  beforeImages?: BeforeImages;
+  /** What the log's slot went through (for /metrics); absent without the log. */
+  logEvents?: LogEvents;
+  close(): Promise<void>;
+}
+
+export interface LogEvents {
+  /** The lasting slot found lost (its WAL passed the bound, or gone with a restored backup). */
+  slotsLost: number;
+  /** Derived state rebuilt from the collections (a new or lost slot). */
+  resyncs: number;
+  /** Whether this instance holds the lasting slot (writes the derived state for the fleet). */
+  leading(): boolean;
+}
+
+const warn = (logger: Logger, message: string) => (error: unknown) =>
+  logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, message);
+
+async function openLog(
+  db: Db,
+  config: Config,
+  postgresUrl: string,
+  logger: Logger,
+  events: LogEvents,
+): Promise<LogSource> {
+  return openLogSource({
+    postgresUrl,
+    dbName: db.databaseName,
+    collections: ['products', 'orders'],
+    waitMs: config.changeFeed.waitMs,
+    onResync: async () => {
+      const started = Date.now();
+      const { checked, written } = await backfillSearchGrams(db);
+      events.resyncs++;
+      logger.info({ checked, written, ms: Date.now() - started }, 'change feed: the search grams resynced');
+    },
+    onSlotLost: () => {
+      events.slotsLost++;
+      logger.warn('change feed: the log slot was lost (the WAL it needed is gone); resyncing');
+    },
+    onError: (error, channel) => warn(logger, `following the log failed (${channel}); reopening`)(error),
+  });
+}
+
+/** The longest a start waits for the log's first resync (the grams): after it, searches scan until it ends. */
+const START_WAIT_MS = 15_000;
+
+async function awaitCaughtUp(log: LogSource, logger: Logger): Promise<void> {
+  const deadline = Date.now() + START_WAIT_MS;
+  while (Date.now() < deadline) {
+    const { own, derived } = await log.caughtUp();
+    if (own && derived) return;
+  }
+  logger.warn(
+    'change feed: the log is still being caught up with; searches scan and totals are counted until then',
+  );
+}
+
+export async function openFeeds(
+  db: Db,
+  config: Config,
+  logger: Logger,
+  postgresUrl: string | undefined,
+): Promise<Feeds> {
+  let log: LogSource | undefined;
+  const logEvents: LogEvents = { slotsLost: 0, resyncs: 0, leading: () => log?.leading() ?? false };
+  if (postgresUrl) {
+    log = await openLog(db, config, postgresUrl, logger, logEvents);
+    await awaitCaughtUp(log, logger);
+  }
+  const products = await openChangeFeed<Document>(db, 'products', {
+    ...config.changeFeed,
+    log,
+    maxTimeMS: config.mongo.timeoutMs,
+    exclude: ['search_grams'],
+    ownFields: Object.keys(WITHOUT_SEARCH_FIELDS),
+    onError: warn(logger, 'following the products failed; retrying from the saved position'),
+  });
+  logger.info({ mode: products.mode }, 'following the products collection');
+  // Kept totals are dropped before a batch's before-images are written (src/db/total-adjust.ts):
+  // a total adjusted while writes are pending never meets a before-image newer than its count.
+  const totals = createTotalCache();
+  products.subscribe(totals.invalidate);
+  followSearchGrams(products, db, { beforeImages: !log });
+  const beforeImages = log
+    ? undefined
+    : await keepBeforeImages(
+        db,
+        warn(
+          logger,
+          "writing the products' before-images failed; totals are counted while writes are pending",
+        ),
+      );
+  const orders = await openChangeFeed<OrderDoc>(db, 'orders', {
+    ...config.changeFeed,
+    log,
+    maxTimeMS: config.mongo.timeoutMs,
+    // Deletions are not live events (src/db/live-orders.ts): no count of the orders.
+    reportsDeletions: false,
+    onError: warn(logger, 'following the orders failed; retrying from the saved position'),
+  });
+  return {
+    products,
+    orders,
+    totals,
+    beforeImages,
+    logEvents: log ? logEvents : undefined,
+    async close() {
+      await products.close();
+      await beforeImages?.close();
+      await orders.close();
+      await log?.close();
+    },
+  };
+}

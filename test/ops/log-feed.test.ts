@@ -1,0 +1,165 @@
+import type { Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criteriaFor } from '../../src/catalog/product-query';
+import { productFilter } from '../../src/db/product-plans';
+import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { startTestServer, type TestServer } from '../support/server';
+
+/**
+ * The feed reads the engine's log: a write is followed whatever its `updated_at` (none, hours
+ * ahead, in 2099, text, a number) and a lone deletion at once. Every request sent after an outside
+ * write committed answers the state after it — search by the new name and not the old, REST and
+ * GraphQL totals, `categories`, and a cached page — with no waiting by the client: the request
+ * itself waits for the feed to hand the write on. An independent `$regex` scan is the answer.
+ */
+
+let server: TestServer;
+let writer: OutsideWriter;
+const word = () => `logw${Math.random().toString(36).slice(2, 9)}`;
+
+async function scanTotal(term: string): Promise<number> {
+  return writer.products.countDocuments(productFilter(criteriaFor(term, undefined)) as Document);
+}
+
+async function restSearch(term: string): Promise<{ ids: number[]; total: number }> {
+  const response = await server.request(`/api/v1/products/search?term=${term}&per_page=100`);
+  const body = (await response.json()) as { data: { id: number }[]; meta: { total: number } };
+  expect(response.status).toBe(200);
+  return { ids: body.data.map((product) => product.id), total: body.meta.total };
+}
+
+async function graphqlSearch(term: string): Promise<{ ids: number[]; total: number }> {
+  const reply = await server.graphql(
+    `query ($term: String!) { searchProducts(term: $term, first: 100) { totalCount edges { node { databaseId } } } }`,
+    { term },
+  );
+  const connection = (
+    reply.body as {
+      data: { searchProducts: { totalCount: number; edges: { node: { databaseId: number } }[] } };
+    }
+  ).data.searchProducts;
+  return { ids: connection.edges.map((edge) => edge.node.databaseId), total: connection.totalCount };
+}
+
+/** Both APIs agree with the scan, right after the write (no retry). */
+async function expectFound(term: string, ids: number[]): Promise<void> {
+  const scanned = await scanTotal(term);
+  expect(scanned).toBe(ids.length);
+  for (const answer of [await restSearch(term), await graphqlSearch(term)]) {
+    expect(answer.ids.sort()).toEqual([...ids].sort());
+    expect(answer.total).toBe(ids.length);
+  }
+}
+
+async function anyProductId(): Promise<number> {
+  const product = await writer.products.findOne({ _id: { $type: 'number' } } as Document);
+  return product!._id as unknown as number;
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  writer = await openOutsideWriter(server.testDb.uri, server.testDb.dbName);
+});
+
+afterAll(async () => {
+  await writer?.close();
+  await server?.close();
+});
+
+describe('the feed follows the log', () => {
+  it('reads the engine log, and this instance writes the grams for the fleet', async () => {
+    // The lasting slot streams once its first resync (the grams of every product) is done.
+    const leading = async () =>
+      /^change_feed_log_leading 1$/m.test(await (await server.request('/metrics')).text());
+    const deadline = Date.now() + 10_000;
+    while (!(await leading()) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await leading()).toBe(true);
+  });
+
+  const stamps: [string, (doc: Document) => Document][] = [
+    ['no updated_at at all', () => ({})],
+    ['updated_at two hours ahead', () => ({ updated_at: new Date(Date.now() + 2 * 3_600_000) })],
+    ['updated_at in 2099', () => ({ updated_at: new Date('2099-01-01T00:00:00Z') })],
+    ['updated_at as ISO text with a zone', () => ({ updated_at: '2026-11-25T17:00:00+01:00' })],
+    ['updated_at as a number', () => ({ updated_at: 1_700_000_000 })],
+  ];
+  for (const [label, stamp] of stamps) {
+    it(`a rename with ${label} is found by its new name and not by its old, at once`, async () => {
+      const id = await anyProductId();
+      const before = word();
+      const after = word();
+      const doc = (await writer.products.findOne({ _id: id } as Document))!;
+      await writer.products.updateOne({ _id: id } as Document, {
+        $set: { name: `${doc.name} ${before}`, ...stamp(doc) },
+      });
+      await expectFound(before, [id]);
+      await writer.products.updateOne({ _id: id } as Document, {
+        $set: { name: `${doc.name} ${after}`, ...stamp(doc) },
+      });
+      await expectFound(after, [id]);
+      await expectFound(before, []);
+    });
+  }
+
+  it('a lone deletion leaves totals and categories at once; a re-insert of the same _id comes back', async () => {
+    const category = 'Log Feed Deletions';
+    const ids = [990_001, 990_002, 990_003];
+    const template = (await writer.products.findOne({}))!;
+    await writer.products.insertMany(
+      ids.map((id) => ({
+        ...template,
+        _id: id,
+        id,
+        variant: { ...template.variant, id },
+        name: `log feed ${id}`,
+        category_name: category,
+        category_key: category.toLowerCase(),
+      })) as Document[],
+    );
+    const total = async () =>
+      (
+        (await (await server.request(`/api/v1/products?category=${category}`)).json()) as {
+          meta: { total: number };
+        }
+      ).meta.total;
+    const categoryCount = async () => {
+      const reply = await server.graphql('{ categories { name productCount } }');
+      const rows = (reply.body as { data: { categories: { name: string; productCount: number }[] } }).data
+        .categories;
+      return rows.find((row) => row.name === category)?.productCount ?? 0;
+    };
+    expect([await total(), await total(), await categoryCount()]).toEqual([3, 3, 3]);
+    const [deleted] = ids;
+    const removed = (await writer.products.findOneAndDelete({ _id: deleted } as Document))!;
+    expect([await total(), await categoryCount()]).toEqual([2, 2]);
+    await writer.products.insertOne(removed);
+    expect([await total(), await categoryCount()]).toEqual([3, 3]);
+  });
+});
+
+describe('a cached page follows a write without updated_at', () => {
+  let cached: TestServer;
+  beforeAll(async () => {
+    cached = await startTestServer({ database: server.testDb, env: { RESPONSE_CACHE_TTL_MS: '60000' } });
+  });
+  afterAll(async () => {
+    await cached?.close();
+  });
+
+  it('is purged before any request that starts after the write reads it', async () => {
+    const id = await anyProductId();
+    const page = async () => {
+      const response = await cached.request(`/api/v1/products?per_page=100`);
+      const body = (await response.json()) as { data: { id: number; name: string }[] };
+      return { cache: response.headers.get('x-cache'), name: body.data.find((row) => row.id === id)?.name };
+    };
+    await page();
+    expect((await page()).cache).toBe('HIT');
+    for (let round = 0; round < 5; round++) {
+      const name = `cached ${word()}`;
+      await writer.products.updateOne({ _id: id } as Document, { $set: { name } });
+      expect((await page()).name).toBe(name);
+    }
+  });
+});
