@@ -16,7 +16,7 @@ import { feedAtRate } from './feed-rate';
 import { descendants, totalCpuMs } from './proc';
 
 const USAGE = `Usage: node --import tsx bench/outside-writes.ts --uri URI --db NAME --db-pid PID [--writes N]
-       [--rate N --seconds S] [--idle-only --idle-seconds S]
+       [--rate N --seconds S] [--idle-only --idle-seconds S] [--postgres-url URL]
 
 What following other writers costs and how soon it shows (docs/benchmarks.md, "Following other
 writers"), against a seeded database another process serves (npm run db; its pid for the
@@ -31,7 +31,9 @@ With --rate, only the feed under N outside writes a second for S seconds (defaul
 bench/feed-rate.ts: the database's CPU without and with a server following, the feed's lag,
 write → grams current, and one probe a second for write → search-visible / cache-purged / total.
 With --idle-only, only the feed's idle cost, over --idle-seconds (default 20; longer takes in the
-deletion counts, which at 1,000,000 products come every ~100 s), and the server's start time.
+deletion counts, which at 1,000,000 products come every ~100 s), and the server's start time; with
+--postgres-url (npm run db prints it) also with one server reading the log instead (the servers
+otherwise poll: they are given only the MongoDB URI).
 CHANGE_FEED_RECONCILE_MS in the environment is passed to the servers it starts.`;
 
 const { values } = parseArgs({
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '20' },
     'idle-only': { type: 'boolean' },
     'idle-seconds': { type: 'string', default: '20' },
+    'postgres-url': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -129,6 +132,14 @@ async function idleCost(): Promise<void> {
   await server.close();
   console.log(
     `feed idle over ${IDLE_SECONDS} s: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one polling every second (+${(polled - bare).toFixed(2)})`,
+  );
+  if (!values['postgres-url']) return;
+  const logged = await serverWith({ RESPONSE_CACHE_TTL_MS: '0', CHANGE_FEED_POSTGRES_URL: values['postgres-url'] });
+  await sleep(2_000);
+  const reading = await measure();
+  await logged.close();
+  console.log(
+    `feed idle over ${IDLE_SECONDS} s: database CPU ${reading.toFixed(2)} % of a core with one server reading the log (+${(reading - bare).toFixed(2)})`,
   );
 }
 

@@ -48,6 +48,8 @@ try {
   process.exit(1);
 }
 console.log(`MONGODB_URI=${database.uri}`);
+// A server on this database follows other writers through its log with this (README, "Following other writers").
+console.log(`CHANGE_FEED_POSTGRES_URL=${database.postgresUrl}`);
 console.log(`Embedded database running (data in ${database.dataDir}); Ctrl-C stops it.`);
 
 // The database's processes are unref'd children: this timer is what keeps us running.

@@ -38,8 +38,8 @@ export function followLog<Doc>(log: LogSource, collection: string, options: LogF
     const real = changes.filter((change) => !changedOnlyOwnFields(change, options.ownFields));
     return real.length > 0 ? { changes: real.map(feedChange) } : undefined;
   };
-  log.follow(collection, 'own', async (changes) => {
-    const batch = batchOf(changes);
+  log.follow(collection, 'own', async (changes, gap) => {
+    const batch = gap ? { changes: [], unseenChanges: true } : batchOf(changes);
     if (batch) await options.deliver(batch);
   });
   log.follow(collection, 'derived', async (changes) => {

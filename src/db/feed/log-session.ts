@@ -135,7 +135,9 @@ export async function openLogSession(
       return;
     }
     if (chunk[0] !== 0x77) return;
-    const message = decoder.parse(chunk.subarray(25)) as Pgoutput.Message;
+    // pg reuses the buffer a message arrives in, and the decoded values are views into it: a copy
+    // keeps them whole until the (asynchronous) handling of their transaction.
+    const message = decoder.parse(Buffer.from(chunk.subarray(25))) as Pgoutput.Message;
     if (message.tag === 'begin') open = { endLsn: 0n, changes: [] };
     else if (message.tag === 'commit' && open) {
       open.endLsn = lsnOf(message.commitEndLsn ?? '0/0');

@@ -30,7 +30,8 @@ export interface LogChange {
   after?: Document;
 }
 
-export type LogListener = (changes: LogChange[]) => Promise<void>;
+/** `gap`: changes may have been missed (a channel opened again): drop what was derived from the whole collection. */
+export type LogListener = (changes: LogChange[], gap?: boolean) => Promise<void>;
 
 export interface LogSourceOptions {
   postgresUrl: string;
@@ -182,6 +183,11 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     return rows[0]?.derived ? lsnOf(rows[0].derived) : 0n;
   });
 
+  // Once a wait ran out, the checks of the next moment do not wait again: one request asks several
+  // times (its plan, its total, its cache), and its deadline is not a multiple of the wait.
+  let lastTimedOut = 0;
+  const patience = () => (Date.now() - lastTimedOut < options.waitMs ? 0 : options.waitMs);
+
   async function derivedReaches(lsn: Lsn, known: Lsn, deadline: number): Promise<boolean> {
     for (let reached = known; ; reached = await derivedSince()) {
       if (reached >= lsn) return true;
@@ -197,15 +203,18 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     },
     async caughtUp() {
       const { now, derived } = await target();
-      const deadline = Date.now() + options.waitMs;
+      const waitMs = patience();
       const [ownDone, derivedDone] = await Promise.all([
-        own.waitFor(now, options.waitMs),
-        derivedReaches(now, derived, deadline),
+        own.waitFor(now, waitMs),
+        derivedReaches(now, derived, Date.now() + waitMs),
       ]);
+      if (!ownDone || !derivedDone) lastTimedOut = Date.now();
       return { own: ownDone, derived: derivedDone };
     },
     async handedOn() {
-      return own.waitFor((await target()).now, options.waitMs);
+      const done = await own.waitFor((await target()).now, patience());
+      if (!done) lastTimedOut = Date.now();
+      return done;
     },
     leading: () => holding !== undefined,
     lagSeconds: () => (own.pending() ? (Date.now() - lastCaughtUp) / 1000 : 0),

@@ -1,0 +1,109 @@
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import pg from 'pg';
+import type { Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadFixtures } from '../../seed/load';
+import { openTestDatabase, type TestDatabase } from '../support/database';
+import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { listeningUrl, serverProcessEnv, spawnServer, stopProcess } from '../support/processes';
+
+/**
+ * Three instances on one database, following the engine's log: one of them holds the lasting slot
+ * and writes each change's grams once for the fleet; every instance answers a rename at once; the
+ * holder killed (SIGKILL, no goodbye), another takes the slot within 5 s and nothing is missed.
+ */
+
+let database: TestDatabase;
+let writer: OutsideWriter;
+let sql: pg.Client;
+const instances: { child: ChildProcessWithoutNullStreams; url: string }[] = [];
+
+async function leading(url: string): Promise<boolean> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  return /^change_feed_log_leading 1$/m.test(text);
+}
+
+async function leaders(): Promise<number[]> {
+  const alive = instances.filter(({ child }) => child.exitCode === null && child.signalCode === null);
+  const flags = await Promise.all(alive.map(({ url }) => leading(url)));
+  return alive.flatMap((instance, index) => (flags[index] ? [instances.indexOf(instance)] : []));
+}
+
+async function untilOneLeader(timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await leaders();
+    if (now.length === 1) return now[0]!;
+    if (Date.now() > deadline) throw new Error(`leaders: ${JSON.stringify(now)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function searchIds(url: string, term: string): Promise<number[]> {
+  const response = await fetch(`${url}/api/v1/products/search?term=${term}&per_page=100`);
+  return ((await response.json()) as { data: { id: number }[] }).data.map((product) => product.id);
+}
+
+/** Updates of the products' table, as PostgreSQL counts them (flushed by the backends within a second). */
+async function productUpdates(): Promise<number> {
+  const { rows } = await sql.query<{ updates: string }>(
+    `SELECT n_tup_upd::text AS updates FROM pg_stat_user_tables
+      WHERE schemaname = 'documentdb_data' AND relname = (
+        SELECT 'documents_' || collection_id FROM documentdb_api_catalog.collections
+         WHERE database_name = $1 AND collection_name = 'products')`,
+    [database.dbName],
+  );
+  return Number(rows[0]?.updates ?? 0);
+}
+
+const word = () => `fleet${Math.random().toString(36).slice(2, 9)}`;
+
+beforeAll(async () => {
+  database = await openTestDatabase('log_fleet');
+  await loadFixtures(database.db);
+  writer = await openOutsideWriter(database.uri, database.dbName);
+  sql = new pg.Client({ connectionString: database.postgresUrl });
+  await sql.connect();
+  for (let n = 0; n < 3; n++) {
+    const child = spawnServer(serverProcessEnv(database, { LOG_LEVEL: 'info' }));
+    instances.push({ child, url: await listeningUrl(child) });
+  }
+});
+
+afterAll(async () => {
+  await Promise.all(instances.map(({ child }) => stopProcess(child)));
+  await sql?.end();
+  await writer?.close();
+  await database?.close();
+});
+
+describe('three instances following one log', () => {
+  it("write each change's grams once, and every instance answers it at once", async () => {
+    await untilOneLeader(15_000);
+    const id = 3;
+    const name = word();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const before = await productUpdates();
+    await writer.products.updateOne({ _id: id } as Document, { $set: { name: `Card ${name}` } });
+    for (const { url } of instances) expect(await searchIds(url, name)).toEqual([id]);
+    // The owner's rename and the holder's one write of its grams; two more would mean each wrote.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await productUpdates()) - before).toBe(2);
+  });
+
+  it('hand the reading on within 5 s when the holder is killed, and miss nothing', async () => {
+    const holder = await untilOneLeader(15_000);
+    const killed = new Promise((resolve) => instances[holder]!.child.once('exit', resolve));
+    instances[holder]!.child.kill('SIGKILL');
+    await killed;
+    const started = Date.now();
+    const name = word();
+    // Written while nobody holds the slot: the next holder hands it on from the slot's position.
+    await writer.products.updateOne({ _id: 4 } as Document, { $set: { name: `Card ${name}` } });
+    const next = await untilOneLeader(5_000);
+    expect(next).not.toBe(holder);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (const [index, { url }] of instances.entries())
+      if (index !== holder) expect(await searchIds(url, name)).toEqual([4]);
+  });
+});
