@@ -11,7 +11,7 @@ import { searchableTextOf } from '../../src/db/search-grams-writer';
 import { dropStates, SEARCH_STATE_COLLECTION, statesComplete } from '../../src/db/search-state';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { capturedLog } from '../support/captured-log';
-import { startTestServer, type TestServer } from '../support/server';
+import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 
 /**
  * Products written by another system where the change feed does not see them (older than its
@@ -84,7 +84,8 @@ async function gauge(): Promise<number> {
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { METRICS: 'on' } });
+  // Polling: with the log the feed gives every written product its grams (test/ops/log-feed.test.ts).
+  server = await startTestServer({ env: { ...POLLING_FEED, METRICS: 'on' } });
   await server.testDb.db.collection('products').insertMany(foreignProducts() as never[]);
 });
 afterAll(() => server.stop());
@@ -123,7 +124,7 @@ describe('products without current grams', () => {
   it('are counted in /metrics and in a warning at start that names the command', async () => {
     expect(await gauge()).toBe(5);
     const { logger, lines } = capturedLog();
-    const second = await startTestServer({ database: server.testDb, logger });
+    const second = await startTestServer({ database: server.testDb, logger, env: POLLING_FEED });
     await second.stop();
     const warning = lines.find(
       (line) => line.level === 40 && String(line.msg).includes(SEARCH_INDEX_COMMAND),

@@ -206,10 +206,10 @@ describeWithRedis('a shared response cache (two instances, one Redis)', () => {
     await expect(purge('--product', '1', '--all')).rejects.toMatchObject({ code: 2 });
   });
 
-  it('says once, at info, that it follows the products by polling (FerretDB has no change streams), and serves on', () => {
+  it('says once, at info, that it follows the products through the engine log, and serves on', () => {
     const notices = logLines.filter((line) => String(line.msg).includes('following the products'));
     expect(notices).toHaveLength(1);
-    expect(notices[0]).toMatchObject({ level: 30, mode: 'poll' });
+    expect(notices[0]).toMatchObject({ level: 30, mode: 'log' });
     expect(logLines.filter((line) => Number(line.level) >= 50)).toEqual([]);
   });
 
