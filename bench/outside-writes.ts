@@ -134,7 +134,10 @@ async function idleCost(): Promise<void> {
     `feed idle over ${IDLE_SECONDS} s: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one polling every second (+${(polled - bare).toFixed(2)})`,
   );
   if (!values['postgres-url']) return;
-  const logged = await serverWith({ RESPONSE_CACHE_TTL_MS: '0', CHANGE_FEED_POSTGRES_URL: values['postgres-url'] });
+  const logged = await serverWith({
+    RESPONSE_CACHE_TTL_MS: '0',
+    CHANGE_FEED_POSTGRES_URL: values['postgres-url'],
+  });
   await sleep(2_000);
   const reading = await measure();
   await logged.close();
