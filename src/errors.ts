@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 
 /**
@@ -65,5 +66,20 @@ export function tokenExpired() {
 export function shuttingDown(retryAfterSeconds: number) {
   return createGraphQLError(`The server is shutting down: subscribe again in ${retryAfterSeconds} s.`, {
     extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: retryAfterSeconds },
+  });
+}
+
+/**
+ * Our expected errors always carry `extensions.code`. An execution error without one (graphql-jit
+ * raises "Cannot return null for non-nullable field …" as a bare GraphQLError, where graphql-js
+ * wraps a plain Error) is unexpected, so it is given an original error and masked like any other.
+ */
+export function asUnexpected(error: unknown): unknown {
+  if (!(error instanceof GraphQLError) || error.originalError || error.extensions?.code || !error.path)
+    return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    path: error.path,
+    originalError: new Error(error.message),
   });
 }
