@@ -179,7 +179,9 @@ export function createApp(deps: AppDependencies): App {
   };
   const reading = { maxTimeMS: timeoutMs, onUnreadable, onIndexEvent };
   const { totals, beforeImages } = deps.keptTotals ?? { totals: createTotalCache() };
-  const liveStreams = deps.liveOrders && createLiveStreams(deps.liveOrders);
+  const liveStreams =
+    deps.liveOrders &&
+    createLiveStreams(deps.liveOrders, { trustedProxies: config.rateLimit.trustedProxies });
   const contextDeps = {
     products: guardRepository(
       'products',

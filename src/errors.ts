@@ -48,10 +48,18 @@ export function tooManySubscriptions(message: string) {
 }
 
 /** A live subscription's last event when its reader fell too far behind to be kept. */
-export function subscriberTooSlow(queued: number) {
+export function subscriberTooSlow(maxLagMs: number) {
   return createGraphQLError(
-    `More than ${queued} changed orders waited for this subscription to read them: it ended; subscribe again.`,
+    `Changed orders waited more than ${maxLagMs} ms for this subscription to read them: it ended; subscribe again.`,
     { extensions: { code: 'SUBSCRIBER_TOO_SLOW' } },
+  );
+}
+
+/** A live subscription's last event at its maximum lifetime: subscribe again after `retryAfter`. */
+export function streamLifetimeReached(retryAfterSeconds: number) {
+  return createGraphQLError(
+    `This subscription reached its maximum lifetime: subscribe again in ${retryAfterSeconds} s.`,
+    { extensions: { code: 'STREAM_LIFETIME_REACHED', retryAfter: retryAfterSeconds } },
   );
 }
 
