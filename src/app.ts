@@ -11,6 +11,7 @@ import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
 import type { LiveOrders } from './db/live-orders';
 import { createLiveStreams } from './live-streams';
+import { createFleetSlots } from './limits/live-fleet-slots';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -181,7 +182,10 @@ export function createApp(deps: AppDependencies): App {
   const { totals, beforeImages } = deps.keptTotals ?? { totals: createTotalCache() };
   const liveStreams =
     deps.liveOrders &&
-    createLiveStreams(deps.liveOrders, { trustedProxies: config.rateLimit.trustedProxies });
+    createLiveStreams(deps.liveOrders, {
+      trustedProxies: config.rateLimit.trustedProxies,
+      fleet: redis && createFleetSlots({ redis, perCustomer: config.liveOrders.perCustomer }),
+    });
   const contextDeps = {
     products: guardRepository(
       'products',

@@ -2,6 +2,8 @@ import type { LiveOrderRequest, LiveOrders } from './db/live-orders';
 import type { LiveOrderStream } from './db/live-order-stream';
 import { createLiveStreamOwners } from './http/use-live-stream-owners';
 import { createAddressKey } from './limits/client-key';
+import type { FleetSlots } from './limits/live-fleet-slots';
+import { tooManySubscriptions } from './errors';
 import type { Plugin } from 'graphql-yoga';
 
 export interface LiveStreams {
@@ -14,16 +16,31 @@ export interface LiveStreams {
 /** The live orders hub (src/db/live-orders.ts) as the GraphQL subscriptions meet it. */
 export function createLiveStreams(
   hub: LiveOrders,
-  { trustedProxies }: { trustedProxies: string[] },
+  { trustedProxies, fleet }: { trustedProxies: string[]; fleet?: FleetSlots },
 ): LiveStreams {
   const owners = createLiveStreamOwners();
   const addressOf = createAddressKey(trustedProxies);
   return {
     plugin: owners.plugin,
     async open(request, serverContext, live) {
-      const stream = hub.open({ ...live, address: addressOf(request, serverContext) });
+      const taken = fleet && (await fleet.acquire(live.customerId));
+      if (fleet && taken === 'full') throw fleetFull(fleet.perCustomer);
+      const slot = taken === 'full' ? undefined : taken;
+      let stream: LiveOrderStream;
+      try {
+        stream = hub.open({ ...live, address: addressOf(request, serverContext), onEnd: slot });
+      } catch (error) {
+        slot?.();
+        throw error;
+      }
       owners.own(request, stream, serverContext);
       return stream;
     },
   };
+}
+
+function fleetFull(perCustomer: number) {
+  return tooManySubscriptions(
+    `At most ${perCustomer} live subscriptions per customer may be open at once, on all servers together: end one first.`,
+  );
 }

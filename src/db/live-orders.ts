@@ -48,6 +48,8 @@ export interface LiveOrderRequest {
   endsAt?: number;
   /** The client's address (src/limits/client-key.ts), for the per-address bound. */
   address?: string;
+  /** Runs once when the stream ends, however it ends (e.g. gives back a fleet-wide slot). */
+  onEnd?: () => void;
 }
 
 /** What changes an event: its states, amounts and lines; not `updated_at` alone. */
@@ -187,6 +189,7 @@ export function createLiveOrders(
         open.delete(subscriber);
         perCustomer.remove(customerId);
         if (address !== undefined) perAddress.remove(address);
+        request.onEnd?.();
       });
       const subscriber: Subscriber = { stream, matches: request.matches };
       const { route } = request;
