@@ -10,7 +10,7 @@ import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
 import type { LiveOrders } from './db/live-orders';
-import { createLiveStreams } from './live-streams';
+import { createLiveStreams } from './limits/live-streams';
 import { createFleetSlots } from './limits/live-fleet-slots';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';

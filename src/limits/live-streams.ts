@@ -1,9 +1,9 @@
-import type { LiveOrderRequest, LiveOrders } from './db/live-orders';
-import type { LiveOrderStream } from './db/live-order-stream';
-import { createLiveStreamOwners } from './http/use-live-stream-owners';
-import { createAddressKey } from './limits/client-key';
-import type { FleetSlots } from './limits/live-fleet-slots';
-import { tooManySubscriptions } from './errors';
+import type { LiveOrderRequest, LiveOrders } from '../db/live-orders';
+import type { LiveOrderStream } from '../db/live-order-stream';
+import { createLiveStreamOwners } from '../http/use-live-stream-owners';
+import { createAddressKey } from './client-key';
+import type { FleetSlots } from './live-fleet-slots';
+import { tooManySubscriptions } from '../errors';
 import type { Plugin } from 'graphql-yoga';
 
 export interface LiveStreams {
