@@ -70,4 +70,14 @@ describeWithRedis('live subscriptions per customer, across two instances', () =>
     expect(again?.results).toEqual([]);
     expect(await waitUntil(() => a.liveOrders.count() === 2, 3_000)).toBe(true);
   });
+
+  it('counts per instance while Redis is down: subscriptions are not refused for it', async () => {
+    for (const subscription of open.splice(0)) subscription.close();
+    expect(await waitUntil(() => a.liveOrders.count() === 0 && b.liveOrders.count() === 0, 3_000)).toBe(true);
+    await redis.kill();
+    expect(await sharedStoreIs(false, [a, b])).toBe(true);
+    const erin = bearer(await mintToken({ sub: 'cus_fleet_erin' }));
+    await Promise.all([live(a, erin), live(a, erin), live(b, erin)]);
+    expect(await waitUntil(() => a.liveOrders.count() === 2 && b.liveOrders.count() === 1, 3_000)).toBe(true);
+  });
 });
