@@ -11,7 +11,8 @@
 const layer = {
   process: '^src/(main|server|start-failure)[.]ts$',
   app: '^src/app[.]ts$',
-  adapters: '^src/(rest|schema|docs)/|^src/(graphql-limits|graphql-response-cache|graphiql)[.]ts$',
+  adapters:
+    '^src/(rest|schema|docs)/|^src/(graphql-limits|graphql-response-cache|graphiql|graphql-subscription-root)[.]ts$',
   plugins: '^src/(http|limits|persisted|observability)/',
   request: '^src/(context[.]ts$|auth/|catalog/)',
   data: '^src/(db|store)/',

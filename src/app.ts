@@ -1,7 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { GraphQLError, Kind, OperationTypeNode, type DocumentNode } from 'graphql';
+import { Kind, OperationTypeNode, type DocumentNode } from 'graphql';
 import { createLRUCache, createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Document } from 'mongodb';
 import type { ViewerResolver } from './auth/tokens';
@@ -10,6 +10,8 @@ import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
 import { createLane, DatabaseBusyError } from './db/admission';
 import type { LiveOrders } from './db/live-orders';
+import { createLiveStreams } from './limits/live-streams';
+import { createFleetSlots } from './limits/live-fleet-slots';
 import { guardRepository, RequestAbandonedError } from './db/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/order-repository';
@@ -19,7 +21,7 @@ import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
 import { createTotalCache, type TotalCache } from './db/total-cache';
 import type { BeforeImages } from './db/search-state';
-import { serviceUnavailable } from './errors';
+import { asUnexpected, serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { graphqlResponseCachePlugins } from './graphql-response-cache';
@@ -177,6 +179,12 @@ export function createApp(deps: AppDependencies): App {
   };
   const reading = { maxTimeMS: timeoutMs, onUnreadable, onIndexEvent };
   const { totals, beforeImages } = deps.keptTotals ?? { totals: createTotalCache() };
+  const liveStreams =
+    deps.liveOrders &&
+    createLiveStreams(deps.liveOrders, {
+      trustedProxies: config.rateLimit.trustedProxies,
+      fleet: redis && createFleetSlots({ redis, perCustomer: config.liveOrders.perCustomer }),
+    });
   const contextDeps = {
     products: guardRepository(
       'products',
@@ -185,7 +193,7 @@ export function createApp(deps: AppDependencies): App {
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),
     resolveViewer,
-    liveOrders: deps.liveOrders,
+    openLiveStream: liveStreams?.open,
     storeLocale: config.storeLocale,
   };
 
@@ -212,7 +220,7 @@ export function createApp(deps: AppDependencies): App {
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
-    context: ({ request }) => createContext(request, contextDeps),
+    context: ({ request, ...serverContext }) => createContext(request, contextDeps, serverContext),
     // Served by useGraphiql below: built and compressed once, and rate-limited.
     graphiql: false,
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
@@ -296,6 +304,7 @@ export function createApp(deps: AppDependencies): App {
         isTrusted: isRestExecution,
       }),
       ...(deps.plugins ?? []),
+      ...(liveStreams ? [liveStreams.plugin] : []),
       ...(graphiql
         ? [
             useGraphiql({
@@ -380,19 +389,4 @@ function isSingleQuery(document: DocumentNode): boolean {
     (definition) => definition.kind === Kind.OPERATION_DEFINITION,
   );
   return operations.length === 1 && operations[0]?.operation !== OperationTypeNode.SUBSCRIPTION;
-}
-
-/**
- * Our expected errors always carry `extensions.code`. An execution error without one (graphql-jit
- * raises "Cannot return null for non-nullable field …" as a bare GraphQLError, where graphql-js
- * wraps a plain Error) is unexpected, so it is given an original error and masked like any other.
- */
-function asUnexpected(error: unknown): unknown {
-  if (!(error instanceof GraphQLError) || error.originalError || error.extensions?.code || !error.path)
-    return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    path: error.path,
-    originalError: new Error(error.message),
-  });
 }

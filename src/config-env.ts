@@ -139,9 +139,14 @@ export const envSchema = z.object({
   CACHE_STALE_WHILE_REVALIDATE_S: wholeNumber(0, 86_400).default(30),
   COMPRESSION_MIN_BYTES: wholeNumber(0, 104_857_600).default(1_024),
   LIVE_SUBSCRIPTIONS_PER_CUSTOMER: wholeNumber(1, 10_000).default(10),
-  LIVE_SUBSCRIPTIONS_PER_INSTANCE: wholeNumber(0, 1_000_000).default(10_000),
+  LIVE_SUBSCRIPTIONS_PER_INSTANCE: wholeNumber(0, 1_000_000).optional(),
+  LIVE_SUBSCRIPTIONS_PER_ADDRESS: wholeNumber(0, 1_000_000).optional(),
+  LIVE_STREAM_MAX_LIFETIME_S: wholeNumber(1, 604_800).default(3_600),
+  LIVE_SUBSCRIBER_MAX_LAG_MS: wholeNumber(100, 600_000).default(5_000),
   // Read here only to decide whether tracing is on; the OpenTelemetry SDK reads the OTEL_* itself.
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(absoluteHttpUrl.optional()),
   OTEL_SDK_DISABLED: z.enum(['true', 'false']).default('false'),
 });
+
+export type EnvValues = z.infer<typeof envSchema>;

@@ -7,6 +7,7 @@ import {
   LOG_LEVELS,
   PRODUCTION_CONNECTION_CAPS,
   PRODUCTION_RATE_LIMITS,
+  type EnvValues,
   type JwtAlgorithm,
 } from './config-env';
 
@@ -98,7 +99,15 @@ export interface Config {
   connectionCaps: { perServer: number; perAddress: number };
   persistedOperations: PersistedOperationsConfig;
   /** Live order subscriptions open at once (src/db/live-orders.ts); 0 per instance: none. */
-  liveOrders: { perCustomer: number; perInstance: number };
+  /** Live order subscriptions (src/db/live-orders.ts): bounds, lifetime, the slowest reader kept. */
+  liveOrders: {
+    perCustomer: number;
+    perInstance: number;
+    /** Per client address (as the rate limits see it); 0: no bound. */
+    perAddress: number;
+    maxLifetimeMs: number;
+    maxLagMs: number;
+  };
 }
 
 export interface RateLimitConfig {
@@ -215,8 +224,19 @@ export function loadConfig(
   if (values.PERSISTED_OPERATIONS === 'trusted-only' && !values.PERSISTED_OPERATIONS_MANIFEST) {
     problems.push('PERSISTED_OPERATIONS_MANIFEST: required when PERSISTED_OPERATIONS=trusted-only');
   }
-  if (problems.length > 0) throw new ConfigError(problems);
   const production = values.NODE_ENV === 'production';
+  const connectionCaps = {
+    perServer: values.MAX_CONNECTIONS ?? (production ? PRODUCTION_CONNECTION_CAPS.perServer : 0),
+    perAddress:
+      values.MAX_CONNECTIONS_PER_ADDRESS ?? (production ? PRODUCTION_CONNECTION_CAPS.perAddress : 0),
+  };
+  const streams = values.LIVE_SUBSCRIPTIONS_PER_INSTANCE;
+  if (streams !== undefined && connectionCaps.perServer > 0 && streams >= connectionCaps.perServer) {
+    problems.push(
+      `LIVE_SUBSCRIPTIONS_PER_INSTANCE: must be below MAX_CONNECTIONS (${connectionCaps.perServer}), or streams can take every connection`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
     env: values.NODE_ENV,
@@ -289,11 +309,7 @@ export function loadConfig(
       failOpen: values.RATE_LIMIT_FAIL_OPEN === 'true',
       trustedProxies: Object.freeze(trustedProxies) as string[],
     }),
-    connectionCaps: Object.freeze({
-      perServer: values.MAX_CONNECTIONS ?? (production ? PRODUCTION_CONNECTION_CAPS.perServer : 0),
-      perAddress:
-        values.MAX_CONNECTIONS_PER_ADDRESS ?? (production ? PRODUCTION_CONNECTION_CAPS.perAddress : 0),
-    }),
+    connectionCaps: Object.freeze(connectionCaps),
     persistedOperations: Object.freeze({
       mode: values.PERSISTED_OPERATIONS,
       manifestPath: values.PERSISTED_OPERATIONS_MANIFEST
@@ -301,10 +317,7 @@ export function loadConfig(
         : undefined,
     }),
     compressionMinBytes: values.COMPRESSION_MIN_BYTES,
-    liveOrders: Object.freeze({
-      perCustomer: values.LIVE_SUBSCRIPTIONS_PER_CUSTOMER,
-      perInstance: values.LIVE_SUBSCRIPTIONS_PER_INSTANCE,
-    }),
+    liveOrders: Object.freeze(liveOrderLimits(values, connectionCaps)),
     tracing:
       values.OTEL_SDK_DISABLED !== 'true' &&
       (values.OTEL_EXPORTER_OTLP_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined,
@@ -313,3 +326,26 @@ export function loadConfig(
 
 /** Every environment variable the server reads (the README documents each). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
+
+/** Streams' share of the connection caps when not set: room is always kept for ordinary requests. */
+const STREAM_SHARE = { perServer: 0.8, perAddress: 0.5 };
+const LIVE_SUBSCRIPTIONS_WITHOUT_CAP = 10_000;
+
+function liveOrderLimits(
+  values: EnvValues,
+  caps: { perServer: number; perAddress: number },
+): Config['liveOrders'] {
+  return {
+    perCustomer: values.LIVE_SUBSCRIPTIONS_PER_CUSTOMER,
+    perInstance:
+      values.LIVE_SUBSCRIPTIONS_PER_INSTANCE ??
+      (caps.perServer > 0
+        ? Math.max(1, Math.floor(caps.perServer * STREAM_SHARE.perServer))
+        : LIVE_SUBSCRIPTIONS_WITHOUT_CAP),
+    perAddress:
+      values.LIVE_SUBSCRIPTIONS_PER_ADDRESS ??
+      (caps.perAddress > 0 ? Math.max(1, Math.floor(caps.perAddress * STREAM_SHARE.perAddress)) : 0),
+    maxLifetimeMs: values.LIVE_STREAM_MAX_LIFETIME_S * 1_000,
+    maxLagMs: values.LIVE_SUBSCRIBER_MAX_LAG_MS,
+  };
+}

@@ -1,6 +1,7 @@
 import type { Viewer } from './auth/viewer';
 import type { ViewerResolver } from './auth/tokens';
-import type { LiveOrders } from './db/live-orders';
+import type { LiveOrderRequest } from './db/live-orders';
+import type { LiveOrderStream } from './db/live-order-stream';
 import type { OrderRepository } from './db/order-repository';
 import type { ProductRepository } from './db/product-repository';
 
@@ -12,8 +13,11 @@ export interface AppContext {
   viewerConsulted(): boolean;
   products: ProductRepository;
   orders: OrderRepository;
-  /** The live orders hub of this instance (subscriptions); absent where nothing follows the orders. */
-  liveOrders?: LiveOrders;
+  /**
+   * Opens a live order stream owned by this request (src/http/use-live-stream-owners.ts), within
+   * the subscription bounds; absent where nothing follows the orders.
+   */
+  openLiveStream?: (live: LiveOrderRequest) => Promise<LiveOrderStream>;
   /** Locale of `localizedDecimal` / `localized_decimal`. */
   storeLocale: string;
   /**
@@ -32,18 +36,27 @@ export interface ContextDependencies {
   products: (signal?: AbortSignal) => ProductRepository;
   orders: (signal?: AbortSignal) => OrderRepository;
   resolveViewer: ViewerResolver;
-  liveOrders?: LiveOrders;
+  openLiveStream?: (
+    request: Request,
+    serverContext: unknown,
+    live: LiveOrderRequest,
+  ) => Promise<LiveOrderStream>;
   storeLocale: string;
 }
 
-export function createContext(request: Request, deps: ContextDependencies): AppContext {
+export function createContext(
+  request: Request,
+  deps: ContextDependencies,
+  serverContext?: unknown,
+): AppContext {
+  const { openLiveStream } = deps;
   let viewer: Promise<Viewer> | undefined;
   return {
     viewer: () => (viewer ??= deps.resolveViewer(request.headers.get('authorization'))),
     viewerConsulted: () => viewer !== undefined,
     products: deps.products(request.signal),
     orders: deps.orders(request.signal),
-    liveOrders: deps.liveOrders,
+    openLiveStream: openLiveStream && ((live) => openLiveStream(request, serverContext, live)),
     storeLocale: deps.storeLocale,
   };
 }

@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 
 /**
@@ -47,10 +48,18 @@ export function tooManySubscriptions(message: string) {
 }
 
 /** A live subscription's last event when its reader fell too far behind to be kept. */
-export function subscriberTooSlow(queued: number) {
+export function subscriberTooSlow(maxLagMs: number) {
   return createGraphQLError(
-    `More than ${queued} changed orders waited for this subscription to read them: it ended; subscribe again.`,
+    `Changed orders waited more than ${maxLagMs} ms for this subscription to read them: it ended; subscribe again.`,
     { extensions: { code: 'SUBSCRIBER_TOO_SLOW' } },
+  );
+}
+
+/** A live subscription's last event at its maximum lifetime: subscribe again after `retryAfter`. */
+export function streamLifetimeReached(retryAfterSeconds: number) {
+  return createGraphQLError(
+    `This subscription reached its maximum lifetime: subscribe again in ${retryAfterSeconds} s.`,
+    { extensions: { code: 'STREAM_LIFETIME_REACHED', retryAfter: retryAfterSeconds } },
   );
 }
 
@@ -65,5 +74,20 @@ export function tokenExpired() {
 export function shuttingDown(retryAfterSeconds: number) {
   return createGraphQLError(`The server is shutting down: subscribe again in ${retryAfterSeconds} s.`, {
     extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: retryAfterSeconds },
+  });
+}
+
+/**
+ * Our expected errors always carry `extensions.code`. An execution error without one (graphql-jit
+ * raises "Cannot return null for non-nullable field …" as a bare GraphQLError, where graphql-js
+ * wraps a plain Error) is unexpected, so it is given an original error and masked like any other.
+ */
+export function asUnexpected(error: unknown): unknown {
+  if (!(error instanceof GraphQLError) || error.originalError || error.extensions?.code || !error.path)
+    return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    path: error.path,
+    originalError: new Error(error.message),
   });
 }

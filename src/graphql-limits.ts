@@ -4,6 +4,7 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { handleMaybePromise } from '@whatwg-node/promise-helpers';
 import { estimateCost } from './graphql-cost';
 import { documentNestsDeeperThan, nestsDeeperThan } from './graphql-nesting';
+import { useSubscriptionRootRule } from './graphql-subscription-root';
 
 /**
  * Limits on client-sent GraphQL documents, checked during validation (before any resolver runs).
@@ -94,6 +95,7 @@ export function useGraphqlLimits({ hideSuggestions, isTrusted }: GraphqlLimitOpt
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
       addPlugin(useNestingLimits());
+      addPlugin(useSubscriptionRootRule());
       if (hideSuggestions) addPlugin(useNoSuggestions());
       addPlugin(cost);
     },

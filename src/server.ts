@@ -54,6 +54,8 @@ const SOCKET_IDLE_TIMEOUT_MS = 15_000;
 const EVENT_STREAM_IDLE_TIMEOUT_MS = 30_000;
 /** What a live subscription ended by shutdown is told: subscribe again after this many seconds. */
 const RESUBSCRIBE_AFTER_S = 5;
+/** Requests a connection may pipeline behind the one being answered (src/http/one-request-per-connection.ts). */
+const PIPELINED_WAITING = 16;
 
 /** The idle timeout of a request that asks for an event stream, not the server's. */
 function eventStreamsIdleLonger(listener: RequestListener): RequestListener {
@@ -155,6 +157,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       },
     );
     const drain = createDrain();
+    let pipelineOverflows = 0;
     // Loaded only when tracing is on: off, no OpenTelemetry module is imported at all.
     const tracing = config.tracing
       ? await import('./observability/use-graphql-tracing').then(
@@ -181,14 +184,17 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
         useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
       ],
       bodiesLimitedUpstream: true,
-      connectionRefusals: () => caps.refused(),
+      connectionRefusals: () => ({ ...caps.refused(), 'pipelined-requests': pipelineOverflows }),
     });
 
     const server = createServer(
       { keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000, ...NODE_SERVER_OPTIONS },
       drain.wrap(
         eventStreamsIdleLonger(
-          oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes })),
+          oneRequestPerConnection(guardRequests(app, { maxBodyBytes: config.maxBodyBytes }), {
+            maxWaiting: PIPELINED_WAITING,
+            onOverflow: () => (pipelineOverflows += 1),
+          }),
         ),
       ),
     );

@@ -1,5 +1,12 @@
 import type { GraphQLError } from 'graphql';
 import { subscriberTooSlow } from '../errors';
+
+export interface LiveOrderStreamBounds {
+  /** How long the oldest order not yet read may wait before the reader counts as too slow. */
+  maxLagMs: number;
+  /** Distinct orders waiting at most (memory): several of the change feed's batches. */
+  maxQueued: number;
+}
 import type { OrderDoc } from './documents';
 
 /** What a live subscription yields: an order's new state, or (last) why the stream ends. */
@@ -28,13 +35,18 @@ function isBefore(stamp: number | undefined, than: number | undefined): boolean 
 /**
  * One subscriber's events, pulled by its reader (Yoga's SSE writer asks for the next one only
  * when the socket takes more). Queued states are coalesced by order: a later state replaces an
- * earlier one not yet read, so a slow reader holds at most `maxQueued` orders, never a history;
- * past that the stream ends with SUBSCRIBER_TOO_SLOW. An order whose fingerprint is the one last
- * sent to this reader is not sent again. `onFinish` runs once, however the stream ends (read to
- * its end, or `return()` when the client goes away).
+ * earlier one not yet read (keeping its place and its wait), so a slow reader holds at most
+ * `maxQueued` orders, never a history. A reader is too slow when it leaves an order unread for
+ * `maxLagMs`, not by how many one batch brings: a burst of 150 orders in one write ended a reader
+ * that kept up, at a bound of 100. The stream then ends with SUBSCRIBER_TOO_SLOW. An order whose
+ * fingerprint is the one last sent to this reader is not sent again. `onFinish` runs once,
+ * however the stream ends (read to its end, or `return()` when the client goes away).
  */
-export function createLiveOrderStream(maxQueued: number, onFinish: () => void): LiveOrderStream {
-  const queue = new Map<string, { order: OrderDoc; print: string }>();
+export function createLiveOrderStream(
+  { maxLagMs, maxQueued }: LiveOrderStreamBounds,
+  onFinish: () => void,
+): LiveOrderStream {
+  const queue = new Map<string, { order: OrderDoc; print: string; since: number }>();
   /** Per order, what was sent last: its fingerprint and `updated_at`. */
   const sent = new Map<string, { print: string; stamp: number | undefined }>();
   let ending: GraphQLError | undefined;
@@ -89,8 +101,10 @@ export function createLiveOrderStream(maxQueued: number, onFinish: () => void): 
       // The initial read and the feed can cross: an older state than one sent or queued is stale.
       if (isBefore(stampOf(order), stampOf(queued?.order) ?? last?.stamp)) return;
       if (!queued && last?.print === print) return;
-      queue.set(order.ulid, { order, print });
-      if (queue.size > maxQueued) stream.end(subscriberTooSlow(maxQueued));
+      const now = Date.now();
+      queue.set(order.ulid, { order, print, since: queued?.since ?? now });
+      const oldest = queue.values().next().value!.since;
+      if (now - oldest > maxLagMs || queue.size > maxQueued) stream.end(subscriberTooSlow(maxLagMs));
       else wake();
     },
     end(error) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { GraphQLError } from 'graphql';
-import { tokenExpired, tooManySubscriptions } from '../errors';
+import { streamLifetimeReached, tokenExpired, tooManySubscriptions } from '../errors';
 import { readOrder } from './document-reading';
 import type { OrderDoc } from './documents';
 import { createLiveOrderStream, type LiveOrderStream } from './live-order-stream';
@@ -25,8 +25,14 @@ export interface LiveOrderLimits {
   perCustomer: number;
   /** Open subscriptions on this instance. */
   perInstance: number;
-  /** Distinct changed orders waiting for one reader before its stream ends (default 100). */
+  /** Open subscriptions per client address (the request's `address`); 0 or unset: no bound. */
+  perAddress?: number;
+  /** How long a changed order may wait unread before its reader's stream ends (default 5 s). */
+  maxLagMs?: number;
+  /** Distinct changed orders waiting for one reader at most (memory; default 5,000). */
   queuedOrders?: number;
+  /** Longest a stream stays open, whatever its token says (default 1 h); it ends 0–10 % sooner. */
+  maxLifetimeMs?: number;
 }
 
 /** Which subscribers a changed order is offered to: one order's, one customer's, or every list's. */
@@ -40,6 +46,10 @@ export interface LiveOrderRequest {
   matches: (order: OrderDoc) => boolean;
   /** When the token expires (ms since the epoch): the stream ends then with UNAUTHENTICATED. */
   endsAt?: number;
+  /** The client's address (src/limits/client-key.ts), for the per-address bound. */
+  address?: string;
+  /** Runs once when the stream ends, however it ends (e.g. gives back a fleet-wide slot). */
+  onEnd?: () => void;
 }
 
 /** What changes an event: its states, amounts and lines; not `updated_at` alone. */
@@ -56,14 +66,39 @@ export function fingerprintOf(order: OrderDoc): string {
   return createHash('sha1').update(JSON.stringify(fields)).digest('base64url');
 }
 
-/**
- * Changed orders one reader may have waiting: an order page's stream has one order, a customer's
- * a handful; a support desk that falls this far behind resubscribes.
- */
-const QUEUED_ORDERS = 100;
+/** How long a changed order may wait for its reader: a support desk this far behind resubscribes. */
+const MAX_LAG_MS = 5_000;
+/** Distinct orders one reader may have waiting: ten of the change feed's default batches. */
+const QUEUED_ORDERS = 5_000;
+const MAX_LIFETIME_MS = 3_600_000;
+/** Streams opened together (after a restart) do not all end, and come back, together. */
+const LIFETIME_JITTER = 0.1;
+/** What a stream ended by its lifetime is told: subscribe again after this many seconds. */
+const RESUBSCRIBE_AFTER_S = 1;
 
 /** setTimeout's longest delay; a later expiry re-arms. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** Counts per key, for the bounds per customer and per address. */
+function createTally() {
+  const counts = new Map<string, number>();
+  return {
+    of: (key: string) => counts.get(key) ?? 0,
+    add: (key: string) => void counts.set(key, (counts.get(key) ?? 0) + 1),
+    remove(key: string) {
+      const left = (counts.get(key) ?? 1) - 1;
+      if (left > 0) counts.set(key, left);
+      else counts.delete(key);
+    },
+  };
+}
+
+/** When a stream ends, and with which error: its token's expiry, or its lifetime, whichever is first. */
+function endOf(endsAt: number | undefined, maxLifetimeMs: number): { at: number; error: () => GraphQLError } {
+  const lifetimeEnd = Date.now() + maxLifetimeMs * (1 - LIFETIME_JITTER * Math.random());
+  if (endsAt !== undefined && endsAt <= lifetimeEnd) return { at: endsAt, error: tokenExpired };
+  return { at: lifetimeEnd, error: () => streamLifetimeReached(RESUBSCRIBE_AFTER_S) };
+}
 
 function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): () => void {
   let set = index.get(key);
@@ -88,7 +123,9 @@ export function createLiveOrders(
   const byCustomer = new Map<string, Set<Subscriber>>();
   const lists = new Set<Subscriber>();
   const open = new Set<Subscriber>();
-  const perCustomer = new Map<string, number>();
+  const perCustomer = createTally();
+  const perAddress = createTally();
+  const bounds = { maxLagMs: limits.maxLagMs ?? MAX_LAG_MS, maxQueued: limits.queuedOrders ?? QUEUED_ORDERS };
 
   interface Subscriber {
     stream: LiveOrderStream;
@@ -118,30 +155,41 @@ export function createLiveOrders(
     }
   });
 
+  const refuseOverBounds = ({ customerId, address }: LiveOrderRequest) => {
+    if (open.size >= limits.perInstance) {
+      throw tooManySubscriptions(
+        `This server holds its limit of ${limits.perInstance} live subscriptions: subscribe again in a moment.`,
+      );
+    }
+    if (perCustomer.of(customerId) >= limits.perCustomer) {
+      throw tooManySubscriptions(
+        `At most ${limits.perCustomer} live subscriptions per customer may be open at once: end one first.`,
+      );
+    }
+    const { perAddress: addressBound = 0 } = limits;
+    if (address !== undefined && addressBound > 0 && perAddress.of(address) >= addressBound) {
+      throw tooManySubscriptions(
+        `At most ${addressBound} live subscriptions per client address may be open at once: end one first.`,
+      );
+    }
+  };
+
   return {
     /** A new subscription's stream; TOO_MANY_SUBSCRIPTIONS past a bound. */
     open(request: LiveOrderRequest): LiveOrderStream {
-      if (open.size >= limits.perInstance) {
-        throw tooManySubscriptions(
-          `This server holds its limit of ${limits.perInstance} live subscriptions: subscribe again in a moment.`,
-        );
-      }
-      const ofCustomer = perCustomer.get(request.customerId) ?? 0;
-      if (ofCustomer >= limits.perCustomer) {
-        throw tooManySubscriptions(
-          `At most ${limits.perCustomer} live subscriptions per customer may be open at once: end one first.`,
-        );
-      }
-      perCustomer.set(request.customerId, ofCustomer + 1);
+      refuseOverBounds(request);
+      const { customerId, address } = request;
+      perCustomer.add(customerId);
+      if (address !== undefined) perAddress.add(address);
       let timer: NodeJS.Timeout | undefined;
       let unroute = () => {};
-      const stream = createLiveOrderStream(limits.queuedOrders ?? QUEUED_ORDERS, () => {
+      const stream = createLiveOrderStream(bounds, () => {
         clearTimeout(timer);
         unroute();
         open.delete(subscriber);
-        const left = (perCustomer.get(request.customerId) ?? 1) - 1;
-        if (left > 0) perCustomer.set(request.customerId, left);
-        else perCustomer.delete(request.customerId);
+        perCustomer.remove(customerId);
+        if (address !== undefined) perAddress.remove(address);
+        request.onEnd?.();
       });
       const subscriber: Subscriber = { stream, matches: request.matches };
       const { route } = request;
@@ -155,15 +203,13 @@ export function createLiveOrders(
             : addTo(byCustomer, route.customerId, subscriber);
       }
       open.add(subscriber);
-      const { endsAt } = request;
-      if (endsAt !== undefined) {
-        const arm = () => {
-          const left = endsAt - Date.now();
-          if (left <= 0) stream.end(tokenExpired());
-          else timer = setTimeout(arm, Math.min(left, LONGEST_TIMER_MS)).unref();
-        };
-        arm();
-      }
+      const end = endOf(request.endsAt, limits.maxLifetimeMs ?? MAX_LIFETIME_MS);
+      const arm = () => {
+        const left = end.at - Date.now();
+        if (left <= 0) stream.end(end.error());
+        else timer = setTimeout(arm, Math.min(left, LONGEST_TIMER_MS)).unref();
+      };
+      arm();
       return stream;
     },
 

@@ -25,8 +25,8 @@ function openStream(
   viewer: Customer,
   request: Omit<LiveOrderRequest, 'customerId' | 'endsAt'>,
 ) {
-  if (!ctx.liveOrders) throw serviceUnavailable();
-  return ctx.liveOrders.open({ ...request, customerId: viewer.customerId, endsAt: viewer.expiresAt });
+  if (!ctx.openLiveStream) throw serviceUnavailable();
+  return ctx.openLiveStream({ ...request, customerId: viewer.customerId, endsAt: viewer.expiresAt });
 }
 
 function filterCriteria(
@@ -60,7 +60,7 @@ builder.subscriptionFields((t) => ({
       const ulid = canonicalUlid(String(args.ulid));
       if (ulid === null) throw orderNotFound();
       // Open before the read, so a change between the two is not lost (the newer state wins).
-      const stream = openStream(ctx, viewer, {
+      const stream = await openStream(ctx, viewer, {
         route: { ulid },
         matches: (order) => canReadOrder(viewer, order),
       });

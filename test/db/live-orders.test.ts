@@ -14,7 +14,7 @@ import { FIXTURE_CUSTOMERS, FIXTURE_ORDERS } from '../../seed/fixtures';
 type Listener = Parameters<OrderChangeSource['subscribe']>[0];
 
 function hub(
-  limits = { perCustomer: 10, perInstance: 100, queuedOrders: 3 },
+  limits: Parameters<typeof createLiveOrders>[1] = { perCustomer: 10, perInstance: 100, queuedOrders: 3 },
   onFailure?: (error: unknown) => void,
 ) {
   let listener: Listener | undefined;
@@ -114,6 +114,49 @@ describe('live orders hub', () => {
     write(changed(order!, {}), changed(other!, {}), changed(bobs, {}));
     expect(await ready(desk)).toEqual(['SUBSCRIBER_TOO_SLOW', 'done']);
     expect(live.count()).toBe(0);
+  });
+
+  it('gives a reader that keeps up every order of a burst larger than any count bound had', async () => {
+    const { live, write } = hub({ perCustomer: 10, perInstance: 100 });
+    const desk = live.open({ customerId: 'desk', route: 'all', matches: () => true });
+    const burst = Array.from({ length: 150 }, (_, n) =>
+      changed({ ...order!, ulid: `01KE78KGFS${String(n).padStart(16, '0')}` }, {}),
+    );
+    write(...burst);
+    expect(await ready(desk)).toHaveLength(150);
+  });
+
+  it('ends a reader that leaves an order unread for longer than maxLagMs', async () => {
+    const { live, write } = hub({ perCustomer: 10, perInstance: 100, maxLagMs: 40 });
+    const desk = live.open({ customerId: 'desk', route: 'all', matches: () => true });
+    write(changed(order!, {}));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    write(changed(other!, {}));
+    expect(await ready(desk)).toEqual(['SUBSCRIBER_TOO_SLOW', 'done']);
+    expect(live.count()).toBe(0);
+  });
+
+  it('ends a stream at maxLifetimeMs when its token has no expiry, with a retry hint', async () => {
+    const { live } = hub({ perCustomer: 10, perInstance: 100, maxLifetimeMs: 30 });
+    const stream = live.open(ofCustomer('a'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const last = await stream.next();
+    expect(last.done || 'ended' in last.value ? last.value : undefined).toMatchObject({
+      ended: { extensions: { code: 'STREAM_LIFETIME_REACHED', retryAfter: 1 } },
+    });
+    expect(live.count()).toBe(0);
+  });
+
+  it('refuses past the bound per address, and runs onEnd once a stream ends', async () => {
+    const { live } = hub({ perCustomer: 10, perInstance: 100, perAddress: 1 });
+    let ended = 0;
+    const first = live.open({ ...ofCustomer('a'), address: 'ip:203.0.113.1', onEnd: () => (ended += 1) });
+    expect(() => live.open({ ...ofCustomer('b'), address: 'ip:203.0.113.1' })).toThrow(/per client address/);
+    live.open({ ...ofCustomer('b'), address: 'ip:203.0.113.2' });
+    await first.return?.();
+    expect(ended).toBe(1);
+    live.open({ ...ofCustomer('c'), address: 'ip:203.0.113.1' });
+    expect(live.count()).toBe(2);
   });
 
   it('frees a subscription when its reader leaves, even while a read waits', async () => {
