@@ -25,7 +25,9 @@ export async function openToolDatabase(
   const dataDir = path.join(config.dataDir, 'db');
   const running = await findRunningDatabase(dataDir);
   if (running) {
-    say(`Using the embedded database of ${running.owner} (PID ${running.pid}) at ${running.uri} (${dataDir}).`);
+    say(
+      `Using the embedded database of ${running.owner} (PID ${running.pid}) at ${running.uri} (${dataDir}).`,
+    );
     return { uri: running.uri, release };
   }
   say(`MONGODB_URI is not set: starting the embedded database in ${dataDir}`);

@@ -97,6 +97,7 @@ export async function publishRunningDatabase(
   return () =>
     (withdrawn ??= (async () => {
       process.removeListener('exit', onExit);
-      if (ours(await readFile(file, 'utf8').catch(() => undefined))) await unlink(file).catch(() => undefined);
+      if (ours(await readFile(file, 'utf8').catch(() => undefined)))
+        await unlink(file).catch(() => undefined);
     })());
 }

@@ -17,7 +17,10 @@ const file = () => path.join(dataDir, RUNNING_FILE);
 
 describe('running.json', () => {
   it('is found while its owner runs, and gone once the owner withdraws it', async () => {
-    const withdraw = await publishRunningDatabase(dataDir, { uri: 'mongodb://127.0.0.1:39999/', owner: 'npm start' });
+    const withdraw = await publishRunningDatabase(dataDir, {
+      uri: 'mongodb://127.0.0.1:39999/',
+      owner: 'npm start',
+    });
     expect(await findRunningDatabase(dataDir)).toMatchObject({
       uri: 'mongodb://127.0.0.1:39999/',
       pid: process.pid,
@@ -30,27 +33,42 @@ describe('running.json', () => {
 
   it('left by a process that is gone is ignored', async () => {
     const gone = spawnSync(process.execPath, ['-e', '']).pid;
-    await writeFile(file(), JSON.stringify({ uri: 'mongodb://127.0.0.1:39999/', pid: gone, owner: 'npm start' }));
+    await writeFile(
+      file(),
+      JSON.stringify({ uri: 'mongodb://127.0.0.1:39999/', pid: gone, owner: 'npm start' }),
+    );
     expect(await findRunningDatabase(dataDir)).toBeUndefined();
   });
 
   it('naming a live PID that another process has since taken is ignored', async () => {
     await writeFile(
       file(),
-      JSON.stringify({ uri: 'mongodb://127.0.0.1:39999/', pid: process.pid, owner: 'npm start', startTicks: '1' }),
+      JSON.stringify({
+        uri: 'mongodb://127.0.0.1:39999/',
+        pid: process.pid,
+        owner: 'npm start',
+        startTicks: '1',
+      }),
     );
     expect(await findRunningDatabase(dataDir)).toBeUndefined();
   });
 
   it('that is not ours to read (half written, not JSON, no URI) is ignored', async () => {
-    for (const text of ['{"uri":"mongodb://127.0.0.1:1/","pi', 'running', JSON.stringify({ pid: process.pid })]) {
+    for (const text of [
+      '{"uri":"mongodb://127.0.0.1:1/","pi',
+      'running',
+      JSON.stringify({ pid: process.pid }),
+    ]) {
       await writeFile(file(), text);
       expect(await findRunningDatabase(dataDir)).toBeUndefined();
     }
   });
 
-  it("is not removed by an owner that another has replaced", async () => {
-    const withdraw = await publishRunningDatabase(dataDir, { uri: 'mongodb://127.0.0.1:39999/', owner: 'npm start' });
+  it('is not removed by an owner that another has replaced', async () => {
+    const withdraw = await publishRunningDatabase(dataDir, {
+      uri: 'mongodb://127.0.0.1:39999/',
+      owner: 'npm start',
+    });
     const other = JSON.stringify({ uri: 'mongodb://127.0.0.1:40000/', pid: 1, owner: 'npm run db' });
     await writeFile(file(), other);
     await withdraw();

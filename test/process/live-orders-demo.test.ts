@@ -1,0 +1,108 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RUNNING_FILE } from '../../src/engine';
+import { listeningUrl, processesMentioning, spawnServer, stopProcess } from '../support/processes';
+import { subscribe } from '../support/sse';
+
+/**
+ * The README's live-orders demo as a person runs it: `npm start` on a data folder; in a second
+ * terminal `npm run token`, the `curl -N` subscription, and `npm run simulate -- --ulid …` with no
+ * MONGODB_URI, which finds the server's database by itself.
+ */
+
+const ULID = '01KE78KGFSQ4ZC7N2XW8RTB3MD';
+let dataDir: string | undefined;
+const children: ChildProcessWithoutNullStreams[] = [];
+
+/** The environment of a terminal on this data folder: nothing names a database, secret or port. */
+function terminalEnv(folder: string): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(MONGODB_|JWT_|PORT$|DATA_DIR$|OTEL_)/.test(name)),
+  );
+  return { ...inherited, DATA_DIR: folder };
+}
+
+/** An npm script's entry in its own node process; resolves with its exit code and output. */
+function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env, stdio: 'pipe' });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  const lines: { at: number; line: string }[] = [];
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push({ at: Date.now(), line });
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, lines, exited };
+}
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  if (dataDir) {
+    for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+describe('the live-orders demo in two terminals', () => {
+  it('npm run simulate finds the running npm start’s database, and the subscription sees each step', async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-demo-'));
+    const env = terminalEnv(dataDir);
+    const server = spawnServer({ ...env, PORT: '0', LOG_LEVEL: 'info' });
+    children.push(server);
+    const url = await listeningUrl(server);
+
+    // Published while it runs: the database's address and the server's PID.
+    const published = JSON.parse(await readFile(path.join(dataDir, 'db', RUNNING_FILE), 'utf8')) as {
+      uri: string;
+      pid: number;
+    };
+    expect(published.pid).toBe(server.pid);
+    expect(published.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
+
+    const token = await runScript('scripts/token.ts', ['--sub', 'cus_alice'], env).exited;
+    expect(token.code).toBe(0);
+    const subscription = await subscribe(
+      url,
+      `subscription { order(ulid: "${ULID}") { ulid fulfillmentStatus } }`,
+      {},
+      { authorization: `Bearer ${token.stdout.trim()}` },
+    );
+    expect(subscription.status).toBe(200);
+    const statuses = () =>
+      subscription.results.map(
+        (result) => (result.data?.order as { fulfillmentStatus?: string } | undefined)?.fulfillmentStatus,
+      );
+    await subscription.waitFor((results) => results.length === 1);
+    expect(statuses()).toEqual(['COMPLETED']);
+
+    const started = Date.now();
+    const simulate = runScript('scripts/simulate.ts', ['--ulid', ULID], env);
+    const result = await simulate.exited;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(simulate.lines[0]?.line).toBe(
+      `Using the embedded database of npm start (PID ${server.pid}) at ${published.uri} (${path.join(dataDir, 'db')}).`,
+    );
+    // Its first step within seconds (it waited 17 s and failed while npm start held the folder).
+    const firstStep = simulate.lines.find(({ line }) => line.includes(`${ULID}  pending`));
+    expect(firstStep).toBeDefined();
+    expect(firstStep!.at - started).toBeLessThan(5_000);
+
+    await subscription.waitFor((results) => results.length >= 5, 15_000);
+    expect(statuses()).toEqual(['COMPLETED', 'PENDING', 'PROCESSING', 'PARTIALLY_FULFILLED', 'COMPLETED']);
+    subscription.close();
+
+    // The server stops its database and withdraws the address.
+    await stopProcess(server);
+    expect(server.exitCode).toBe(0);
+    await expect(readFile(path.join(dataDir, 'db', RUNNING_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 120_000);
+});
