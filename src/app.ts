@@ -281,6 +281,7 @@ export function createApp(deps: AppDependencies): App {
         metrics: metricsOnStartPage(config, metrics !== undefined),
         database: deps.databaseDescription,
         publicBaseUrl: config.publicBaseUrl,
+        liveOrdersDemo: config.env !== 'production' && config.persistedOperations.mode !== 'trusted-only',
       }),
       useClientErrors({ logger }),
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a

@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUNNING_FILE } from '../../src/engine';
 import { listeningUrl, processesMentioning, spawnServer, stopProcess } from '../support/processes';
 import { subscribe } from '../support/sse';
@@ -52,15 +52,21 @@ afterAll(async () => {
 });
 
 describe('the live-orders demo in two terminals', () => {
-  it('npm run simulate finds the running npm start’s database, and the subscription sees each step', async () => {
+  let server: ChildProcessWithoutNullStreams;
+  let url: string;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-demo-'));
-    const env = terminalEnv(dataDir);
-    const server = spawnServer({ ...env, PORT: '0', LOG_LEVEL: 'info' });
+    env = terminalEnv(dataDir);
+    server = spawnServer({ ...env, PORT: '0', LOG_LEVEL: 'info' });
     children.push(server);
-    const url = await listeningUrl(server);
+    url = await listeningUrl(server);
+  }, 120_000);
 
+  it('npm run simulate finds the running npm start’s database, and the subscription sees each step', async () => {
+    const folder = dataDir!;
     // Published while it runs: the database's address and the server's PID.
-    const published = JSON.parse(await readFile(path.join(dataDir, 'db', RUNNING_FILE), 'utf8')) as {
+    const published = JSON.parse(await readFile(path.join(folder, 'db', RUNNING_FILE), 'utf8')) as {
       uri: string;
       pid: number;
     };
@@ -89,7 +95,7 @@ describe('the live-orders demo in two terminals', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(simulate.lines[0]?.line).toBe(
-      `Using the embedded database of npm start (PID ${server.pid}) at ${published.uri} (${path.join(dataDir, 'db')}).`,
+      `Using the embedded database of npm start (PID ${server.pid}) at ${published.uri} (${path.join(folder, 'db')}).`,
     );
     // Its first step within seconds (it waited 17 s and failed while npm start held the folder).
     const firstStep = simulate.lines.find(({ line }) => line.includes(`${ULID}  pending`));
@@ -99,10 +105,33 @@ describe('the live-orders demo in two terminals', () => {
     await subscription.waitFor((results) => results.length >= 5, 15_000);
     expect(statuses()).toEqual(['COMPLETED', 'PENDING', 'PROCESSING', 'PARTIALLY_FULFILLED', 'COMPLETED']);
     subscription.close();
+  }, 60_000);
 
-    // The server stops its database and withdraws the address.
+  it('works as the start page shows it: its lines, run in a shell, print each step as an event', async () => {
+    const { liveOrdersCommands } = (await (await fetch(`${url}/`)).json()) as {
+      liveOrdersCommands: string[];
+    };
+    const shell = spawn('sh', ['-c', liveOrdersCommands.join('\n')], { env, stdio: 'pipe' });
+    children.push(shell);
+    let output = '';
+    shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    shell.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise((resolve) => shell.once('exit', resolve));
+    expect(code, output).toBe(0);
+    expect(output).toContain(`Using the embedded database of npm start (PID ${server.pid})`);
+    const events = [...output.matchAll(/"fulfillmentStatus":"(\w+)"/g)].map((match) => match[1]);
+    expect(events, output).toEqual([
+      'COMPLETED',
+      'PENDING',
+      'PROCESSING',
+      'PARTIALLY_FULFILLED',
+      'COMPLETED',
+    ]);
+  }, 60_000);
+
+  it('withdraws the address when the server stops', async () => {
     await stopProcess(server);
     expect(server.exitCode).toBe(0);
-    await expect(readFile(path.join(dataDir, 'db', RUNNING_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
-  }, 120_000);
+    await expect(readFile(path.join(dataDir!, 'db', RUNNING_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 60_000);
 });
