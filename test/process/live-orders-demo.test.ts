@@ -129,6 +129,32 @@ describe('the live-orders demo in two terminals', () => {
     ]);
   }, 60_000);
 
+  it('npm run seed, search:index and db find it too, and say so in their first line', async () => {
+    const { uri } = JSON.parse(await readFile(path.join(dataDir!, 'db', RUNNING_FILE), 'utf8')) as {
+      uri: string;
+    };
+    const using = `Using the embedded database of npm start (PID ${server.pid}) at ${uri}`;
+    for (const [script, args] of [
+      ['scripts/search-index.ts', []],
+      ['scripts/seed.ts', ['--fixtures']],
+    ] as const) {
+      const run = runScript(script, [...args], env);
+      const { code, stderr } = await run.exited;
+      expect(code, `${script}: ${stderr}`).toBe(0);
+      expect(run.lines[0]?.line, script).toContain(using);
+    }
+    const db = runScript('scripts/db.ts', [], env);
+    const { code, stdout } = await db.exited;
+    expect(code).toBe(0);
+    expect(stdout).toContain(`MONGODB_URI=${uri}\n`);
+    expect(stdout).toContain(`already runs, in npm start (PID ${server.pid})`);
+    // The server still serves what seed loaded.
+    const body = (await (await fetch(`${url}/api/v1/products?per_page=1`)).json()) as {
+      meta: { total: number };
+    };
+    expect(body.meta.total).toBe(20);
+  }, 60_000);
+
   it('withdraws the address when the server stops', async () => {
     await stopProcess(server);
     expect(server.exitCode).toBe(0);
