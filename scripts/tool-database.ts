@@ -23,18 +23,24 @@ export async function openToolDatabase(
     return { uri: config.mongo.uri, release };
   }
   const dataDir = path.join(config.dataDir, 'db');
-  const running = await findRunningDatabase(dataDir);
-  if (running) {
+  const useRunning = async (): Promise<ToolDatabase | undefined> => {
+    const running = await findRunningDatabase(dataDir);
+    if (!running) return undefined;
     say(
       `Using the embedded database of ${running.owner} (PID ${running.pid}) at ${running.uri} (${dataDir}).`,
     );
     return { uri: running.uri, release };
-  }
+  };
+  const running = await useRunning();
+  if (running) return running;
   say(`MONGODB_URI is not set: starting the embedded database in ${dataDir}`);
   let embedded: EmbeddedDatabase;
   try {
     embedded = await startEmbeddedDatabase({ dataDir, log: (line) => console.error(line) });
   } catch (error) {
+    // A server that was still starting on the folder has published its database by now.
+    const published = await useRunning();
+    if (published) return published;
     throw new Error(
       `Cannot start the embedded database in ${dataDir}: ${(error as Error).message.split('\n')[0]}. ` +
         'A server on it publishes its address there (running.json) when it has started; or set MONGODB_URI.',
