@@ -1,7 +1,12 @@
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config';
-import { startEmbeddedDatabase, superviseEmbeddedDatabase } from '../src/engine';
+import {
+  findRunningDatabase,
+  publishRunningDatabase,
+  startEmbeddedDatabase,
+  superviseEmbeddedDatabase,
+} from '../src/engine';
 import { readCommandLine, usageError } from './command-line';
 
 const usage = `Usage: npm run db [-- --port N] [--data-dir DIR]
@@ -10,7 +15,8 @@ Runs the embedded database (PostgreSQL + DocumentDB + FerretDB) on its own and p
 MONGODB_URI, for mongosh, Compass, scripts and a server started with that MONGODB_URI.
 Ctrl-C stops it.
   --port N        loopback port (default 27017)
-  --data-dir DIR  its data folder (default: DATA_DIR/db, the one \`npm start\` uses; do not run both on it)`;
+  --data-dir DIR  its data folder (default: DATA_DIR/db, the one \`npm start\` uses; while npm start
+                  runs on it, this prints that database's MONGODB_URI)`;
 
 const { values } = readCommandLine(usage, {
   port: { type: 'string', default: '27017' },
@@ -30,6 +36,15 @@ if (dataDir === undefined) {
   }
 }
 
+const running = await findRunningDatabase(path.resolve(dataDir));
+if (running) {
+  console.log(`MONGODB_URI=${running.uri}`);
+  console.log(
+    `The embedded database in ${path.resolve(dataDir)} already runs, in ${running.owner} (PID ${running.pid}); it stops with it.`,
+  );
+  process.exit(0);
+}
+
 const portIsFree = await new Promise<boolean>((resolve) => {
   const probe = net.createServer();
   probe.once('error', () => resolve(false));
@@ -47,6 +62,7 @@ try {
   console.error((error as Error).message);
   process.exit(1);
 }
+const unpublish = await publishRunningDatabase(database.dataDir, { uri: database.uri, owner: 'npm run db' });
 console.log(`MONGODB_URI=${database.uri}`);
 // A server on this database follows other writers through its log with this (README, "Following other writers").
 console.log(`CHANGE_FEED_POSTGRES_URL=${database.postgresUrl}`);
@@ -55,6 +71,7 @@ console.log(`Embedded database running (data in ${database.dataDir}); Ctrl-C sto
 // The database's processes are unref'd children: this timer is what keeps us running.
 const keepAlive = setInterval(() => undefined, 2 ** 30);
 const stop = async () => {
+  await unpublish();
   await database.stop();
   clearInterval(keepAlive);
 };

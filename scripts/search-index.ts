@@ -1,7 +1,5 @@
-import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import {
   backfillSearchGrams,
@@ -11,6 +9,7 @@ import {
 } from '../src/db/search-backfill';
 import { backfillStates, statesComplete } from '../src/db/search-state';
 import { readCommandLine, usageError } from './command-line';
+import { openToolDatabase, type ToolDatabase } from './tool-database';
 
 const USAGE = `Usage: npm run search:index -- [--batch-size B]
 
@@ -30,7 +29,8 @@ the same in the background when nobody ran this.
   -h, --help        Show this help.
 
 Only what differs is written: an interrupted run is finished by running it again.
-The database is MONGODB_URI / MONGODB_DB (or the embedded one).
+The database is MONGODB_URI / MONGODB_DB; without MONGODB_URI, the embedded database of the
+npm start running on DATA_DIR, else the one in DATA_DIR/db, started for this run.
 
 Exit codes: 0 done, 1 failed, 2 invalid arguments.`;
 
@@ -85,16 +85,12 @@ async function main(): Promise<void> {
     MAX_BACKFILL_BATCH,
   );
   const config = loadConfig();
-  let embedded: EmbeddedDatabase | undefined;
+  let tool: ToolDatabase | undefined;
   let database: Database | undefined;
   const bar = progressBar();
   try {
-    let uri = config.mongo.uri;
-    if (uri === undefined) {
-      embedded = await startEmbeddedDatabase({ dataDir: path.join(config.dataDir, 'db') });
-      uri = embedded.uri;
-    }
-    database = await connectDatabase({ uri, dbName: config.mongo.dbName });
+    tool = await openToolDatabase(config);
+    database = await connectDatabase({ uri: tool.uri, dbName: config.mongo.dbName });
     await ensureIndexes(database.db);
     const started = performance.now();
     const result = await backfillSearchGrams(database.db, { batchSize, onProgress: bar.update });
@@ -112,7 +108,7 @@ async function main(): Promise<void> {
     throw error;
   } finally {
     await database?.close().catch(() => undefined);
-    await embedded?.stop();
+    await tool?.release();
   }
 }
 

@@ -1,12 +1,11 @@
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from '../seed/generator';
 import { loadFixtures, loadGenerated, type LoadProgress } from '../seed/load';
 import { FIXTURES_REPLACED, listenUrl, sampleCustomers, tryItLines } from '../seed/summary';
+import { openToolDatabase, type ToolDatabase } from './tool-database';
 
 const USAGE = `Usage: npm run seed -- [--fixtures] [--products N] [--orders M] [--seed S] [--batch-size B]
 
@@ -25,8 +24,8 @@ With --fixtures and --products/--orders together, the fixtures are loaded first 
 generated documents follow with ids above the fixtures'. Giving only one of --products and
 --orders empties the other collection.
 
-The database is MONGODB_URI / MONGODB_DB. Without MONGODB_URI the embedded database in
-DATA_DIR/db is started (the one \`npm start\` uses; do not run both at once on it).
+The database is MONGODB_URI / MONGODB_DB. Without MONGODB_URI: the embedded database of the
+npm start (or npm run db) running on DATA_DIR, else the one in DATA_DIR/db, started for this run.
 
 Exit codes: 0 done, 1 failed, 2 invalid arguments or configuration.`;
 
@@ -136,18 +135,12 @@ function progressReporter(total: number): { update(progress: LoadProgress): void
 
 async function run(args: SeedArgs): Promise<void> {
   const config = loadConfig();
-  let embedded: EmbeddedDatabase | undefined;
+  let tool: ToolDatabase | undefined;
   let database: Database | undefined;
   try {
-    let uri = config.mongo.uri;
-    if (uri === undefined) {
-      const dataDir = path.join(config.dataDir, 'db');
-      console.log(`MONGODB_URI is not set: starting the embedded database in ${dataDir}`);
-      embedded = await startEmbeddedDatabase({ dataDir });
-      uri = embedded.uri;
-    }
+    tool = await openToolDatabase(config);
     // No reply deadline: rebuilding the order indexes after a 1,000,000-order load took 66 s.
-    database = await connectDatabase({ uri, dbName: config.mongo.dbName, socketTimeoutMS: 0 });
+    database = await connectDatabase({ uri: tool.uri, dbName: config.mongo.dbName, socketTimeoutMS: 0 });
     const created = await ensureIndexes(database.db);
     if (created.length > 0) console.log(`Created indexes: ${created.join(', ')}`);
 
@@ -166,7 +159,7 @@ async function run(args: SeedArgs): Promise<void> {
     );
   } finally {
     await database?.close().catch(() => undefined);
-    await embedded?.stop();
+    await tool?.release();
   }
 }
 

@@ -1,8 +1,7 @@
-import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { ConfigError, loadConfig } from '../src/config';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import { readCommandLine, usageError } from './command-line';
+import { openToolDatabase, type ToolDatabase } from './tool-database';
 
 const usage = `Usage: npm run simulate [-- --every 2s] [--orders N] [--ulid ULID …]
 
@@ -16,9 +15,8 @@ the plain driver. Prints each step; exits when every order has reached its end.
   --orders N    the N newest orders (default 3); ignored with --ulid
   --ulid ULID   this order (repeatable)
 
-The database is MONGODB_URI / MONGODB_DB. Without MONGODB_URI the embedded database in
-DATA_DIR/db is started (as npm run seed does); while npm start runs on it, run \`npm run db\`
-instead and give both MONGODB_URI.`;
+The database is MONGODB_URI / MONGODB_DB. Without MONGODB_URI: the embedded database of the
+npm start (or npm run db) running on DATA_DIR, else the one in DATA_DIR/db, started for this run.`;
 
 const STEPS = [
   { fulfillment_status: 'pending', payment_status: 'pending' },
@@ -58,27 +56,18 @@ try {
 if (config.env === 'production')
   usageError('npm run simulate changes orders: never with NODE_ENV=production.', usage);
 
-let embedded: EmbeddedDatabase | undefined;
-let uri = config.mongo.uri;
-if (uri === undefined) {
-  const dataDir = path.join(config.dataDir, 'db');
-  console.log(`MONGODB_URI is not set: starting the embedded database in ${dataDir}`);
-  try {
-    embedded = await startEmbeddedDatabase({ dataDir });
-  } catch (error) {
-    console.error(
-      `Cannot start the embedded database (${(error as Error).message.split('\n')[0]}). If npm start ` +
-        'is running on it, run `npm run db` and start both with its MONGODB_URI.',
-    );
-    process.exit(1);
-  }
-  uri = embedded.uri;
+let database: ToolDatabase;
+try {
+  database = await openToolDatabase(config);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
 }
 
-const client = await MongoClient.connect(uri);
+const client = await MongoClient.connect(database.uri);
 const stop = async () => {
   await client.close();
-  await embedded?.stop();
+  await database.release();
 };
 process.once('SIGINT', () => void stop().then(() => process.exit(130)));
 try {

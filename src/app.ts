@@ -288,6 +288,7 @@ export function createApp(deps: AppDependencies): App {
         metrics: metricsOnStartPage(config, metrics !== undefined),
         database: deps.databaseDescription,
         publicBaseUrl: config.publicBaseUrl,
+        liveOrdersDemo: config.env !== 'production' && config.persistedOperations.mode !== 'trusted-only',
       }),
       useClientErrors({ logger }),
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
@@ -308,16 +309,16 @@ export function createApp(deps: AppDependencies): App {
       ...(graphiql
         ? [
             useGraphiql({
-              // Served from the package, not a CDN, so it works offline. The renderer is a 9 MB
+              // Served from the package, not a CDN, so it works offline. The bundle is a 9 MB
               // module: loaded on the first visit, not by every server process at start.
-              render: async () =>
-                (await import('@graphql-yoga/render-graphiql')).renderGraphiQL({
-                  title: 'Storefront Gateway',
-                  defaultQuery: GRAPHIQL_DEFAULT_QUERY,
-                  // Subscriptions too go as a JSON POST (GraphiQL's default is a GET, which the CSRF
-                  // check refuses without a custom header): the live-orders streams work in it.
-                  method: 'POST',
-                }),
+              loadBundle: () => import('@graphql-yoga/render-graphiql/graphiql'),
+              settings: {
+                title: 'Storefront Gateway',
+                defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+                // Subscriptions too go as a JSON POST (GraphiQL's default is a GET, which the CSRF
+                // check refuses without a custom header): the live-orders streams work in it.
+                method: 'POST',
+              },
               compressed: config.compressionMinBytes > 0,
             }),
           ]

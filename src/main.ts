@@ -50,6 +50,9 @@ export async function main({ seedIfEmpty }: MainOptions = {}): Promise<void> {
       `  REST search         ${base}/api/v1/products/search?term=card`,
       `  REST order          ${base}/api/v1/orders/{ulid}   (token: npm run token -- --sub <customer>)`,
       `  API docs            ${base}/docs`,
+      ...(config.env === 'production' || config.persistedOperations.mode === 'trusted-only'
+        ? []
+        : [`  Live orders         ${base}/ shows the demo: a subscription, then npm run simulate`]),
       '',
     ].join('\n'),
   );

@@ -90,14 +90,20 @@ async function warnOfUnindexedProducts(database: Database, logger: Logger): Prom
 /** Database (real or embedded), indexes, optional fixtures, the app and its HTTP server. */
 export async function startServer({ config, logger, seedIfEmpty }: StartOptions): Promise<RunningServer> {
   let embedded: EmbeddedDatabase | undefined;
+  let unpublish: (() => Promise<void>) | undefined;
   let uri = config.mongo.uri;
   let databaseDescription: string | undefined;
   if (!uri) {
     // loadConfig refuses production without MONGODB_URI; this guards callers that build a Config by hand.
     if (config.env === 'production') throw new Error('MONGODB_URI is required when NODE_ENV=production');
     // Loaded only here, so a server on MONGODB_URI never loads the embedded database's launcher or build.
-    const { FERRETDB_VERSION, POSTGRES_MAJOR, startEmbeddedDatabase, superviseEmbeddedDatabase } =
-      await import('./engine');
+    const {
+      FERRETDB_VERSION,
+      POSTGRES_MAJOR,
+      publishRunningDatabase,
+      startEmbeddedDatabase,
+      superviseEmbeddedDatabase,
+    } = await import('./engine');
     embedded = superviseEmbeddedDatabase(
       await startEmbeddedDatabase({
         dataDir: path.join(config.dataDir, 'db'),
@@ -107,6 +113,13 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     );
     uri = embedded.uri;
     logger.info({ port: embedded.port }, 'embedded database started');
+    // The tools on this data folder (npm run simulate, seed, search:index) use it from here on.
+    unpublish = await publishRunningDatabase(embedded.dataDir, { uri, owner: 'npm start' }).catch(
+      (error: unknown) => {
+        logger.warn({ err: error }, "could not publish the database's address; tools start their own");
+        return undefined;
+      },
+    );
     databaseDescription = `the embedded database (FerretDB ${FERRETDB_VERSION} with DocumentDB on PostgreSQL ${POSTGRES_MAJOR}), started and stopped with this server`;
   }
 
@@ -249,6 +262,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
           .close()
           .catch((error: unknown) => logger.warn({ err: error }, 'closing the database client failed'));
         await redis?.close();
+        await unpublish?.();
         await embedded?.stop();
       })());
 
@@ -257,6 +271,7 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
     await feeds?.close();
     await database?.close().catch(() => undefined);
     await redis?.close();
+    await unpublish?.();
     await embedded?.stop();
     throw error;
   }

@@ -7,5 +7,11 @@
 export { ensureEmbeddedEngine, type BuildOptions } from './build';
 export { EngineBuildError } from './build-tools';
 export { startEmbeddedDatabase, type EmbeddedDatabase, type EmbeddedOptions } from './launch';
+export {
+  findRunningDatabase,
+  publishRunningDatabase,
+  RUNNING_FILE,
+  type RunningDatabase,
+} from './running-file';
 export { CLUSTER_OS_USER, FERRETDB_VERSION, POSTGRES_MAJOR } from './pins';
 export { superviseEmbeddedDatabase, type SupervisorOptions } from './supervisor';

@@ -14,6 +14,7 @@ export function createRouteLabel(apiPathTemplate: ApiPathTemplate): RouteLabel {
       return apiPathTemplate(pathname.replace(/(.)\/$/, '$1')) ?? '/api/v1/*';
     }
     if (pathname === '/docs' || pathname.startsWith('/docs/')) return '/docs';
+    if (pathname.startsWith('/graphiql/')) return '/graphiql';
     if (['/healthz', '/readyz', '/metrics'].includes(pathname)) return pathname;
     return 'unmatched';
   };

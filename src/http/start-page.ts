@@ -12,6 +12,8 @@ export interface StartPageFacts {
   metrics: 'open' | 'token' | 'off';
   /** The database the data lives in, in words, from the process that opened it. */
   database: string;
+  /** Development with ad-hoc queries: the live-orders demo (npm run token and simulate) works here. */
+  liveOrdersDemo: boolean;
 }
 
 export interface StartLink {
@@ -84,6 +86,25 @@ export function sampleCommands(origin: string, { adHocQueries }: StartPageFacts)
   return adHocQueries ? [graphql, rest] : [rest];
 }
 
+/** An order of cus_alice in the sample fixtures, as the README's demo uses. */
+export const DEMO_ORDER_ULID = '01KE78KGFSQ4ZC7N2XW8RTB3MD';
+
+/**
+ * The live-orders demo for a second terminal, beside the running server: the README's `curl -N`
+ * subscription in the background, then `npm run simulate`, which finds this server's database by
+ * itself; each step it writes arrives as an event in the same terminal.
+ */
+export function liveOrdersCommands(origin: string): string[] {
+  const subscription = JSON.stringify({
+    query: `subscription { order(ulid: "${DEMO_ORDER_ULID}") { ulid fulfillmentStatus } }`,
+  });
+  return [
+    'TOKEN=$(npm run --silent token -- --sub cus_alice)',
+    `curl -N -H 'accept: text/event-stream' -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" -d '${subscription}' ${origin}/graphql &`,
+    `npm run simulate -- --ulid ${DEMO_ORDER_ULID}; sleep 2; kill $!`,
+  ];
+}
+
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /** Small, no external assets; light and dark follow the system. */
@@ -144,6 +165,15 @@ ${links
     facts.graphiql && facts.adHocQueries
       ? `\n    <p>Or <a href="${escapeHtml(GRAPHIQL_SAMPLE_PATH)}">open the same query in GraphiQL</a> and press Run.</p>`
       : '';
+  const liveOrders = facts.liveOrdersDemo
+    ? `
+    <h2>Live orders</h2>
+    <p>Subscriptions over Server-Sent Events (<code>order</code>, <code>viewerOrders</code>, <code>orders</code>)
+      send an order again each time its status changes. With this server running, in a second terminal:</p>
+    <pre class="demo"><code>${liveOrdersCommands(origin).map(escapeHtml).join('\n')}</code></pre>
+    <p><code>npm run simulate</code> uses this server's database and moves the order one step every 2 s,
+      as the shop's back office would; the subscription prints each step.</p>`
+    : '';
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -158,7 +188,7 @@ ${links
     <p class="lead">${escapeHtml(SERVER_SUMMARY)}</p>
     <p class="db"><strong>Data</strong>: ${escapeHtml(facts.database)}</p>
     <h2>Try it</h2>
-${commands}${inGraphiql}
+${commands}${inGraphiql}${liveOrders}
 ${sections}
     <footer>Orders need a bearer token (in development: <code>npm run token -- --sub cus_alice</code>):
       <code>/api/v1/orders/{order}</code>, or <code>{ viewer { orders(first: 5) { … } } }</code> in GraphQL.</footer>

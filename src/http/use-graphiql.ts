@@ -1,14 +1,29 @@
 import type { Plugin } from 'graphql-yoga';
 import { Response } from './fetch-api';
-import { sharedBody, viewOf } from './shared-body';
+import {
+  buildGraphiqlSite,
+  type GraphiqlBundle,
+  type GraphiqlSettings,
+  type SiteFile,
+} from './graphiql-site';
+import { ifNoneMatchMatches, SECURITY_HEADERS } from './headers';
+import { sharedBody, viewOf, type SharedBody } from './shared-body';
 import { negotiateEncoding } from './use-compression';
 
 export interface GraphiqlOptions {
-  /** Renders the page; called once per process, on the first visit. */
-  render: () => Promise<string>;
+  /** GraphiQL's script, styles, workers and icon; loaded once per process, on the first visit. */
+  loadBundle: () => Promise<GraphiqlBundle>;
+  /** What the page tells GraphiQL (title, default query, method). */
+  settings: GraphiqlSettings;
   /** Also keep br and gzip copies (COMPRESSION_MIN_BYTES > 0). */
   compressed: boolean;
 }
+
+/** Where the page's files are served; each name carries a hash of its bytes. */
+export const GRAPHIQL_ASSETS_PREFIX = '/graphiql/';
+
+/** Named by their content: a changed file is a new URL, so browsers keep these for a year unasked. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** Yoga's own test: a browser asking /graphql for HTML. */
 function wantsGraphiql(request: Request, pathname: string): boolean {
@@ -19,30 +34,75 @@ function wantsGraphiql(request: Request, pathname: string): boolean {
   );
 }
 
+interface Served {
+  file: SiteFile;
+  encoded: SharedBody;
+  cacheControl: string;
+}
+
 /**
- * GraphiQL's page (9 MB: the editor, inline, no CDN) built once per process and compressed once
- * per encoding, then every visit shares the same bytes. Yoga's own GraphiQL rendered and the
- * compression plugin compressed it anew on each load (0.33 CPU-s, 9 MB held per request: 150
- * visitors that never read took a process from 344 MB to 4.24 GB). Placed after the rate limits,
- * so a page load is a counted request like any other.
+ * GraphiQL's page at /graphql (2 KB, revalidated with its ETag on every visit) and its files under
+ * /graphiql/ (named by hash, cached for a year): a second visit transfers the page only, or a 304.
+ * Built once per process on the first visit, each file compressed once per encoding and shared by
+ * every request (compressed anew per load, 150 visitors that never read took a process to 4 GB).
+ * Placed after the rate limits, so a page or file is a counted request like any other.
  */
-export function useGraphiql({ render, compressed }: GraphiqlOptions): Plugin {
-  const page = sharedBody(async () => Buffer.from(await render(), 'utf8'));
+export function useGraphiql({ loadBundle, settings, compressed }: GraphiqlOptions): Plugin {
+  let site: Promise<Map<string, Served>> | undefined;
+  const served = () =>
+    (site ??= loadBundle()
+      .then((bundle) => {
+        const built = buildGraphiqlSite(bundle, settings, GRAPHIQL_ASSETS_PREFIX);
+        const entry = (file: SiteFile, cacheControl: string): Served => ({
+          file,
+          encoded: sharedBody(() => Promise.resolve(file.body)),
+          cacheControl,
+        });
+        const files = new Map<string, Served>([['page', entry(built.page, 'no-cache')]]);
+        for (const [assetPath, file] of built.assets) files.set(assetPath, entry(file, IMMUTABLE));
+        return files;
+      })
+      .catch((error: unknown) => {
+        site = undefined;
+        throw error;
+      }));
+
+  const answer = async (request: Request, item: Served): Promise<Response> => {
+    const { file } = item;
+    const text = !file.contentType.startsWith('image/');
+    const encoding =
+      compressed && text && request.method === 'GET'
+        ? negotiateEncoding(request.headers.get('accept-encoding'))
+        : undefined;
+    const headers: Record<string, string> = {
+      ...SECURITY_HEADERS,
+      'content-type': file.contentType,
+      'cache-control': item.cacheControl,
+      // Compressed, the bytes differ: the ETag is then only a weak validator for them.
+      etag: encoding ? `W/${file.etag}` : file.etag,
+    };
+    if (compressed && text) headers.vary = 'Accept-Encoding';
+    if (ifNoneMatchMatches(request.headers.get('if-none-match'), file.etag)) {
+      return new Response(null, { status: 304, headers });
+    }
+    const body = encoding ? await item.encoded.bytes(encoding) : file.body;
+    if (encoding) headers['content-encoding'] = encoding;
+    headers['content-length'] = String(body.byteLength);
+    return new Response(request.method === 'HEAD' ? null : viewOf(body), { status: 200, headers });
+  };
 
   return {
     onRequest({ request, url, endResponse }) {
-      if (!wantsGraphiql(request, url.pathname)) return;
-      const encoding = compressed ? negotiateEncoding(request.headers.get('accept-encoding')) : undefined;
+      const { pathname } = url;
+      const isPage = wantsGraphiql(request, pathname);
+      const isAsset =
+        pathname.startsWith(GRAPHIQL_ASSETS_PREFIX) &&
+        (request.method === 'GET' || request.method === 'HEAD');
+      if (!isPage && !isAsset) return;
       return (async () => {
-        const body = await page.bytes(encoding);
-        const headers: Record<string, string> = {
-          'content-type': 'text/html; charset=utf-8',
-          'content-length': String(body.byteLength),
-          'cache-control': 'no-cache',
-        };
-        if (compressed) headers.vary = 'Accept-Encoding';
-        if (encoding) headers['content-encoding'] = encoding;
-        endResponse(new Response(viewOf(body), { status: 200, headers }));
+        const item = (await served()).get(isPage ? 'page' : pathname);
+        // An unknown file (e.g. a hash of an earlier version) falls through to the 404.
+        if (item) endResponse(await answer(request, item));
       })();
     },
   };

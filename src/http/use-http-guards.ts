@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
 import { jsonResponse, type Response } from './fetch-api';
 
-/** GraphiQL is one inline page (no CDN), so its scripts and styles are inline too. */
+/** GraphiQL's page starts the editor with inline scripts, and the editor sets inline styles. */
 const HTML_SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':
     "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; style-src 'self' 'unsafe-inline'; " +

@@ -2,6 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
 import { Response } from './fetch-api';
 import {
+  liveOrdersCommands,
   SAMPLE_QUERY,
   SERVER_SUMMARY,
   START_PAGE_CSP,
@@ -22,6 +23,8 @@ export interface StartPageOptions {
   database?: string;
   /** Origin of the copyable commands (PUBLIC_BASE_URL); default: the request's. */
   publicBaseUrl?: string;
+  /** Show the live-orders demo: development only (npm run simulate refuses production); default false. */
+  liveOrdersDemo?: boolean;
 }
 
 /** `GET /`: what this server is and where to go, HTML for browsers and JSON for everything else. */
@@ -31,8 +34,9 @@ export function useStartPage({
   metrics = 'off',
   database = 'the MongoDB-compatible database that MONGODB_URI names',
   publicBaseUrl,
+  liveOrdersDemo = false,
 }: StartPageOptions = {}): Plugin {
-  const facts: StartPageFacts = { graphiql, adHocQueries, metrics, database };
+  const facts: StartPageFacts = { graphiql, adHocQueries, metrics, database, liveOrdersDemo };
   const links = startSections(facts).flatMap((section) => section.links);
   const json = (origin: string) =>
     JSON.stringify({
@@ -42,6 +46,7 @@ export function useStartPage({
       links,
       ...(adHocQueries ? { sampleQuery: SAMPLE_QUERY } : {}),
       sampleCommands: sampleCommands(origin, facts),
+      ...(liveOrdersDemo ? { liveOrdersCommands: liveOrdersCommands(origin) } : {}),
     });
   // With PUBLIC_BASE_URL (always in production) both bodies are built once.
   const fixed = publicBaseUrl

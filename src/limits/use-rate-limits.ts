@@ -21,13 +21,18 @@ type Api = 'rest' | 'graphql';
 
 /**
  * The APIs and the pages are counted: every kind of answer an anonymous client can ask for again
- * and again (GraphiQL's 9 MB page, the docs' 1.7 MB bundle) spends its budget. Health checks and
+ * and again (GraphiQL's 5 MB script, the docs' 1.7 MB bundle) spends its budget. Health checks and
  * /metrics are not (a monitor must never be refused). The pages answer a refusal in REST's shape.
  */
 function countedApi(url: URL): Api | undefined {
   const { pathname } = url;
   if (pathname === '/graphql' || pathname === '/graphql/') return 'graphql';
-  if (pathname.startsWith('/api/v1/') || pathname === '/api/v1' || pathname.startsWith('/docs'))
+  if (
+    pathname.startsWith('/api/v1/') ||
+    pathname === '/api/v1' ||
+    pathname.startsWith('/docs') ||
+    pathname.startsWith('/graphiql/')
+  )
     return 'rest';
   return undefined;
 }

@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { parse, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ifNoneMatchMatches } from '../../src/http/headers';
-import { sampleCommands, startSections, type StartPageFacts } from '../../src/http/start-page';
+import {
+  liveOrdersCommands,
+  sampleCommands,
+  startPageHtml,
+  startSections,
+  type StartPageFacts,
+} from '../../src/http/start-page';
 import { startTestServer, type TestServer } from '../support/server';
 
 let server: TestServer;
@@ -139,7 +145,13 @@ describe('GET / for other clients', () => {
 });
 
 describe('what the page offers follows the configuration', () => {
-  const facts: StartPageFacts = { graphiql: true, adHocQueries: true, metrics: 'open', database: 'x' };
+  const facts: StartPageFacts = {
+    graphiql: true,
+    adHocQueries: true,
+    metrics: 'open',
+    database: 'x',
+    liveOrdersDemo: false,
+  };
   const paths = (given: StartPageFacts) =>
     startSections(given).flatMap((section) => section.links.map((link) => link.path));
 
@@ -149,6 +161,13 @@ describe('what the page offers follows the configuration', () => {
       .flatMap((section) => section.links)
       .find((link) => link.path === '/metrics');
     expect(token?.title).toContain('METRICS_TOKEN');
+  });
+
+  it('shows the live-orders demo only where its tools work (development, ad-hoc queries)', () => {
+    expect(startPageHtml('http://127.0.0.1:4000', facts)).not.toContain('Live orders');
+    const page = unescapeHtml(startPageHtml('http://127.0.0.1:4000', { ...facts, liveOrdersDemo: true }));
+    expect(page).toContain('<h2>Live orders</h2>');
+    expect(page).toContain(liveOrdersCommands('http://127.0.0.1:4000').join('\n'));
   });
 
   it('offers no GraphQL sample where only trusted documents run', () => {
