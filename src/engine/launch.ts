@@ -51,6 +51,8 @@ export interface EmbeddedOptions {
   port?: number;
   /** Tests and benchmarks: no fsync, no synchronous commit, no full-page writes. */
   throwaway?: boolean;
+  /** PostgreSQL settings over the defaults (a test's small bound on the WAL a slot may hold). */
+  settings?: Readonly<Record<string, string>>;
   log?: (line: string) => void;
 }
 
@@ -125,12 +127,13 @@ async function launchBoth(
   port: number,
   throwaway: boolean,
   deadline: number,
+  settings: Readonly<Record<string, string>> = {},
 ): Promise<{ postgres: Guarded; ferretdb: Guarded; uri: string }> {
   await clearStalePidFile(layout.pgdata);
   const postgres = spawnGuarded(
     'postgres',
     path.join(POSTGRES_BIN_DIR, 'postgres'),
-    postgresArgs(layout.pgdata, layout.dataDir, throwaway),
+    postgresArgs(layout.pgdata, layout.dataDir, throwaway, settings),
     {
       logFile: layout.postgresLog,
       env: withoutVariables(['PG']),
@@ -192,7 +195,14 @@ export async function startEmbeddedDatabase(options: EmbeddedOptions): Promise<E
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freeLoopbackPort());
     try {
-      const { postgres, ferretdb, uri } = await launchBoth(layout, user, port, throwaway, deadline);
+      const { postgres, ferretdb, uri } = await launchBoth(
+        layout,
+        user,
+        port,
+        throwaway,
+        deadline,
+        options.settings,
+      );
       return assemble(layout, port, uri, throwaway, postgres, ferretdb);
     } catch (error) {
       lastError = error;

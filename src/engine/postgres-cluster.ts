@@ -108,10 +108,16 @@ export async function clearStalePidFile(pgdata: string): Promise<void> {
   if (alive) await unlink(pidFile).catch(() => undefined);
 }
 
-export function postgresArgs(pgdata: string, clusterName: string, throwaway: boolean): string[] {
+export function postgresArgs(
+  pgdata: string,
+  clusterName: string,
+  throwaway: boolean,
+  extra: Readonly<Record<string, string>> = {},
+): string[] {
   const settings = {
     ...POSTGRES_SETTINGS,
     ...(throwaway ? THROWAWAY_SETTINGS : {}),
+    ...extra,
     unix_socket_directories: pgdata,
     port: String(SOCKET_PORT),
     // pg_cron (DocumentDB's background jobs) and DocumentDB itself (e.g. createIndexes) connect back
