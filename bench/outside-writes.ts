@@ -16,7 +16,8 @@ import { feedAtRate } from './feed-rate';
 import { descendants, totalCpuMs } from './proc';
 
 const USAGE = `Usage: node --import tsx bench/outside-writes.ts --uri URI --db NAME --db-pid PID [--writes N]
-       [--rate N --seconds S] [--idle-only --idle-seconds S] [--postgres-url URL]
+       [--rate N --seconds S] [--idle-only --idle-seconds S] [--visible-only]
+       [--postgres-url URL] [--unstamped]
 
 What following other writers costs and how soon it shows (docs/benchmarks.md, "Following other
 writers"), against a seeded database another process serves (npm run db; its pid for the
@@ -31,9 +32,12 @@ With --rate, only the feed under N outside writes a second for S seconds (defaul
 bench/feed-rate.ts: the database's CPU without and with a server following, the feed's lag,
 write → grams current, and one probe a second for write → search-visible / cache-purged / total.
 With --idle-only, only the feed's idle cost, over --idle-seconds (default 20; longer takes in the
-deletion counts, which at 1,000,000 products come every ~100 s), and the server's start time; with
---postgres-url (npm run db prints it) also with one server reading the log instead (the servers
-otherwise poll: they are given only the MongoDB URI).
+deletion counts, which at 1,000,000 products come every ~100 s), and the server's start time.
+With --postgres-url (npm run db prints it) every server it starts reads the engine's log; without,
+they poll \`updated_at\` (they are given only the MongoDB URI): run it both ways to compare.
+With --visible-only, only the idle cost and write → visible (the parts that mean the same under
+the log and under polling). With --unstamped the writes of "write → visible" leave \`updated_at\` alone (polling never sees
+them: each such timing is "—", past its 10 s bound).
 CHANGE_FEED_RECONCILE_MS in the environment is passed to the servers it starts.`;
 
 const { values } = parseArgs({
@@ -47,6 +51,8 @@ const { values } = parseArgs({
     'idle-only': { type: 'boolean' },
     'idle-seconds': { type: 'string', default: '20' },
     'postgres-url': { type: 'string' },
+    unstamped: { type: 'boolean' },
+    'visible-only': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -71,6 +77,8 @@ for (const [name, value, max] of [
     process.exit(2);
   }
 }
+/** What a write sets beside its change: `updated_at` now, or (--unstamped) nothing, as a shell fix would. */
+const stamp = (): Document => (values.unstamped ? {} : { updated_at: new Date() });
 const dbPids = async () => descendants(Number(values['db-pid']));
 
 const logger = createLogger('warn');
@@ -89,6 +97,8 @@ const serverWith = (env: Record<string, string>) =>
       ...(process.env.CHANGE_FEED_RECONCILE_MS
         ? { CHANGE_FEED_RECONCILE_MS: process.env.CHANGE_FEED_RECONCILE_MS }
         : {}),
+      // With --postgres-url the servers read the engine's log; without, they poll `updated_at`.
+      ...(values['postgres-url'] ? { CHANGE_FEED_POSTGRES_URL: values['postgres-url'] } : {}),
       ...env,
     }),
     logger,
@@ -131,18 +141,7 @@ async function idleCost(): Promise<void> {
   const polled = await measure();
   await server.close();
   console.log(
-    `feed idle over ${IDLE_SECONDS} s: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one polling every second (+${(polled - bare).toFixed(2)})`,
-  );
-  if (!values['postgres-url']) return;
-  const logged = await serverWith({
-    RESPONSE_CACHE_TTL_MS: '0',
-    CHANGE_FEED_POSTGRES_URL: values['postgres-url'],
-  });
-  await sleep(2_000);
-  const reading = await measure();
-  await logged.close();
-  console.log(
-    `feed idle over ${IDLE_SECONDS} s: database CPU ${reading.toFixed(2)} % of a core with one server reading the log (+${(reading - bare).toFixed(2)})`,
+    `feed idle over ${IDLE_SECONDS} s: database CPU ${bare.toFixed(2)} % of a core without a server, ${polled.toFixed(2)} % with one ${values['postgres-url'] ? 'reading the log' : 'polling every second'} (+${(polled - bare).toFixed(2)})`,
   );
 }
 
@@ -182,10 +181,7 @@ async function writeToVisible(products: import('mongodb').Collection<Document>):
     await json(uncached, `${page}&page=2`);
     const totalBefore = (await json(uncached, `${page}&page=2`)).body.meta.total as number;
     const started = performance.now();
-    await products.updateOne(
-      { _id: first._id },
-      { $set: { name: `${word} Gift Card`, updated_at: new Date() } },
-    );
+    await products.updateOne({ _id: first._id }, { $set: { name: `${word} Gift Card`, ...stamp() } });
     const search = until(
       started,
       async () => (await json(uncached, `/api/v1/products?search=${word}`)).body.meta.total === 1,
@@ -203,20 +199,14 @@ async function writeToVisible(products: import('mongodb').Collection<Document>):
     timings.purge.push(await purge);
     // A product leaves the category: the kept total must move.
     const moved = performance.now();
-    await products.updateOne(
-      { _id: first._id },
-      { $set: { category_key: 'elsewhere', updated_at: new Date() } },
-    );
+    await products.updateOne({ _id: first._id }, { $set: { category_key: 'elsewhere', ...stamp() } });
     timings.total.push(
       await until(
         moved,
         async () => (await json(uncached, `${page}&page=2`)).body.meta.total === totalBefore - 1,
       ),
     );
-    await products.updateOne(
-      { _id: first._id },
-      { $set: { category_key: 'gift cards', updated_at: new Date() } },
-    );
+    await products.updateOne({ _id: first._id }, { $set: { category_key: 'gift cards', ...stamp() } });
     await sleep(1_500);
   }
   await cached.close();
@@ -349,6 +339,9 @@ if (RATE !== undefined) {
 } else if (values['idle-only']) {
   await feedReads(products);
   await idleCost();
+} else if (values['visible-only']) {
+  await idleCost();
+  await writeToVisible(products);
 } else {
   await feedReads(products);
   await idleCost();
