@@ -32,6 +32,7 @@ import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import type { LogEvents } from './db/feed/open-feeds';
+import { cacheScopeOf, movesLists } from './db/product-changes';
 import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
@@ -366,8 +367,12 @@ export function createApp(deps: AppDependencies): App {
   if (productFeed) {
     // Every instance follows the feed and purges its own caches (and the shared one: idempotent).
     // The second purge waits out requests that read before the change (one database deadline).
-    purgeOnChange((listener) => productFeed.subscribe(listener), [...stores.all], timeoutMs + 1_000);
-    if (!deps.keptTotals) productFeed.subscribe(totals.invalidate);
+    purgeOnChange(
+      (listener) => productFeed.subscribe((batch) => listener(cacheScopeOf(batch))),
+      [...stores.all],
+      timeoutMs + 1_000,
+    );
+    if (!deps.keptTotals) productFeed.subscribe((batch) => void (movesLists(batch) && totals.invalidate()));
   }
   return yoga;
 }

@@ -49,6 +49,7 @@ export function createBoundedCache<V>({ maxBytes, maxEntryBytes }: ByteBudget) {
       totalBytes += bytes;
       return true;
     },
+    delete: remove,
     clear(): void {
       entries.clear();
       totalBytes = 0;

@@ -9,6 +9,7 @@ import { conditionalJsonResponse, etagOf } from './http/etag';
 import type { SizedResult } from './http/use-response-limit';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
+import { ANY_PRODUCT_TAG } from './db/product-changes';
 
 export interface GraphqlResponseCacheOptions {
   ttlMs: number;
@@ -76,9 +77,12 @@ export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions
   ];
 }
 
+const PRODUCT_TYPES = new Set(['Product', 'Variant']);
+
 /** "product:7" for a Product entity, "variant:3" for a Variant: the tags a purge names. */
 function tagOf(entity: { typename: string; id?: string | number }): string[] {
-  if (entity.id === undefined) return [];
+  // A product the answer holds without its id is still purged when a product changes.
+  if (entity.id === undefined) return PRODUCT_TYPES.has(entity.typename) ? [ANY_PRODUCT_TAG] : [];
   try {
     const { typename, id } = decodeGlobalId(String(entity.id));
     return [`${typename.toLowerCase()}:${id}`];

@@ -13,19 +13,45 @@ export interface ResponseStore {
   set(key: string, value: string, ttlMs: number, tags: readonly string[]): Promise<void>;
   /** Drops every entry (the data changed under them). */
   purge(): Promise<void>;
+  /** Drops the entries tagged with any of `tags` (a product changed, but no list it is in). */
+  purgeTags(tags: readonly string[]): Promise<void>;
 }
 
-/** One process's entries, bounded in bytes; tags are not needed (a change purges them all). */
+/** Most (entry, tag) pairs a process store remembers; past it, it forgets them all and its entries. */
+const MAX_TAGGED = 200_000;
+
+/** One process's entries, bounded in bytes, with which entries each tag names. */
 export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
   const entries = createBoundedCache<string>(budget);
+  // Keys of entries evicted since stay listed until their tag is purged: deleting them is a no-op.
+  let tagged = new Map<string, Set<string>>();
+  let pairs = 0;
+  const clear = () => {
+    entries.clear();
+    tagged = new Map();
+    pairs = 0;
+  };
   return {
     scope: 'process',
     get: async (key) => entries.get(key),
-    async set(key, value, ttlMs) {
-      entries.set(key, value, Buffer.byteLength(value), ttlMs);
+    async set(key, value, ttlMs, tags) {
+      if (!entries.set(key, value, Buffer.byteLength(value), ttlMs)) return;
+      if (pairs + tags.length > MAX_TAGGED) clear();
+      for (const tag of tags) {
+        const keys = tagged.get(tag) ?? new Set<string>();
+        tagged.set(tag, keys.add(key));
+        pairs++;
+      }
     },
     async purge() {
-      entries.clear();
+      clear();
+    },
+    async purgeTags(tags) {
+      for (const tag of tags) {
+        for (const key of tagged.get(tag) ?? []) entries.delete(key);
+        pairs -= tagged.get(tag)?.size ?? 0;
+        tagged.delete(tag);
+      }
     },
   };
 }
@@ -103,6 +129,9 @@ export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: 
     async purge() {
       if (redis.isReady()) await purgeAll(redis).catch(() => undefined);
     },
+    async purgeTags(tags) {
+      if (redis.isReady()) await purgeTags(redis, tags).catch(() => undefined);
+    },
   };
 }
 
@@ -132,27 +161,33 @@ export async function purgeAll(redis: SharedRedis): Promise<number> {
 }
 
 /**
- * Purges `stores` when `changed` reports a change, and once more `settleMs` later: a request that
+ * Purges `stores` when the feed reports a change, and once more `settleMs` later: a request that
  * read the old data before the change and stored its answer after the first purge is dropped by
- * the second (one slower than that is bounded by the entries' lifetime). Every change drops every
- * entry: a new or renamed product belongs on pages that never held it, so no tag names them all.
+ * the second (one slower than that is bounded by the entries' lifetime). A change that can move a
+ * product into or out of a list (`'all'`: a new, deleted or renamed product belongs on pages that
+ * never held it, so no tag names them all) drops every entry; one that cannot (a price, a stock
+ * flag) drops only the entries tagged with what it names.
  */
 export function purgeOnChange(
-  subscribe: (listener: () => Promise<void>) => () => void,
+  subscribe: (listener: (scope: readonly string[] | 'all') => Promise<void>) => () => void,
   stores: readonly ResponseStore[],
   settleMs: number,
 ): () => void {
-  let again: NodeJS.Timeout | undefined;
-  const purge = () => Promise.all(stores.map((store) => store.purge()));
+  const purge = (scope: readonly string[] | 'all') =>
+    Promise.all(stores.map((store) => (scope === 'all' ? store.purge() : store.purgeTags(scope))));
+  const timers = new Set<NodeJS.Timeout>();
   // The feed waits for the first purge: a request it then lets read the cache finds no entry from before.
-  const unsubscribe = subscribe(() => {
-    clearTimeout(again);
-    again = setTimeout(() => void purge(), settleMs);
+  const unsubscribe = subscribe((scope) => {
+    const again = setTimeout(() => {
+      timers.delete(again);
+      void purge(scope);
+    }, settleMs);
     again.unref();
-    return purge().then(() => undefined);
+    timers.add(again);
+    return purge(scope).then(() => undefined);
   });
   return () => {
-    clearTimeout(again);
+    for (const timer of timers) clearTimeout(timer);
     unsubscribe();
   };
 }

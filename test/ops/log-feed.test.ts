@@ -1,4 +1,4 @@
-import type { Document } from 'mongodb';
+import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { productFilter } from '../../src/db/product-plans';
@@ -161,5 +161,40 @@ describe('a cached page follows a write without updated_at', () => {
       await writer.products.updateOne({ _id: id } as Document, { $set: { name } });
       expect((await page()).name).toBe(name);
     }
+  });
+
+  it('a price change purges only the pages that hold the product, and keeps every total', async () => {
+    let counts = 0;
+    cached.database.client.on('commandStarted', (event: CommandStartedEvent) => {
+      if (JSON.stringify(event.command.pipeline ?? []).includes('"$group":{"_id":1,"n":{"$sum":1}}'))
+        counts++;
+    });
+    const get = async (path: string) => {
+      const response = await cached.request(path);
+      const body = (await response.json()) as {
+        data: { id: number; variant: { price: { amount: string } } }[];
+      };
+      return { cache: response.headers.get('x-cache'), body };
+    };
+    const holding = '/api/v1/products?per_page=2&page=1';
+    const other = '/api/v1/products?per_page=2&page=3&category=Gift%20Cards';
+    const changed = (await get(holding)).body.data[0]!;
+    await get(other);
+    expect([(await get(holding)).cache, (await get(other)).cache]).toEqual(['HIT', 'HIT']);
+    counts = 0;
+    const doc = (await writer.products.findOne({ id: changed.id }))!;
+    await writer.products.updateOne(
+      { _id: doc._id },
+      { $set: { 'variant.price.amount': Number(changed.variant.price.amount) + 1 } },
+    );
+    const after = await get(holding);
+    expect(after.cache).toBe('MISS');
+    expect(after.body.data[0]!.variant.price.amount).toBe(String(Number(changed.variant.price.amount) + 1));
+    expect((await get(other)).cache).toBe('HIT');
+    // The holding page's total was kept, not counted again.
+    expect(counts).toBe(0);
+    // A rename may move the product into other lists: every page goes.
+    await writer.products.updateOne({ _id: doc._id }, { $set: { name: `renamed ${word()}` } });
+    expect((await get(other)).cache).toBe('MISS');
   });
 });

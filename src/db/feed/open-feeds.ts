@@ -3,6 +3,7 @@ import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import { openChangeFeed, type ChangeFeed } from '../change-feed';
 import type { OrderDoc } from '../documents';
+import { movesLists } from '../product-changes';
 import { WITHOUT_SEARCH_FIELDS } from '../product-search';
 import { backfillSearchGrams } from '../search-backfill';
 import { followSearchGrams } from '../search-grams-writer';
@@ -104,7 +105,8 @@ export async function openFeeds(
   // Kept totals are dropped before a batch's before-images are written (src/db/total-adjust.ts):
   // a total adjusted while writes are pending never meets a before-image newer than its count.
   const totals = createTotalCache();
-  products.subscribe(totals.invalidate);
+  // A change that moves no product into or out of a list (known only from the log) keeps them.
+  products.subscribe((batch) => void (movesLists(batch) && totals.invalidate()));
   followSearchGrams(products, db, { beforeImages: !log });
   const beforeImages = log
     ? undefined
