@@ -24,15 +24,18 @@ export interface BackfillProgress {
 export interface BackfillOptions {
   batchSize?: number;
   onProgress?: (progress: BackfillProgress) => void;
+  /** The commands' comment (the change feed's resync names itself, as its other background reads do). */
+  comment?: string;
 }
 
 export async function backfillSearchGrams(db: Db, options: BackfillOptions = {}): Promise<BackfillProgress> {
-  const { batchSize = DEFAULT_BACKFILL_BATCH, onProgress } = options;
+  const { batchSize = DEFAULT_BACKFILL_BATCH, onProgress, comment } = options;
   const products = db.collection<Document>('products');
-  const progress: BackfillProgress = { checked: 0, written: 0, total: await products.countDocuments({}) };
+  const total = await products.countDocuments({}, { comment });
+  const progress: BackfillProgress = { checked: 0, written: 0, total };
   onProgress?.(progress);
   // One cursor in `_id` order, whatever type the `_id`s are.
-  const cursor = products.find({}, { projection: GRAM_SOURCE_FIELDS, batchSize }).sort({ _id: 1 });
+  const cursor = products.find({}, { projection: GRAM_SOURCE_FIELDS, batchSize, comment }).sort({ _id: 1 });
   let batch: Document[] = [];
   const flush = async () => {
     progress.written += await writeGrams(products, batch);

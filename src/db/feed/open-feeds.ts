@@ -5,6 +5,7 @@ import { openChangeFeed, type ChangeFeed } from '../change-feed';
 import type { OrderDoc } from '../documents';
 import { movesLists } from '../product-changes';
 import { WITHOUT_SEARCH_FIELDS } from '../product-search';
+import { FEED_COMMENT } from '../feed-types';
 import { backfillSearchGrams } from '../search-backfill';
 import { followSearchGrams } from '../search-grams-writer';
 import { keepBeforeImages, type BeforeImages } from '../search-state';
@@ -55,7 +56,7 @@ async function openLog(
     waitMs: config.changeFeed.waitMs,
     onResync: async () => {
       const started = Date.now();
-      const { checked, written } = await backfillSearchGrams(db);
+      const { checked, written } = await backfillSearchGrams(db, { comment: FEED_COMMENT });
       events.resyncs++;
       logger.info({ checked, written, ms: Date.now() - started }, 'change feed: the search grams resynced');
     },
