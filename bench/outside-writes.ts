@@ -247,7 +247,12 @@ async function searchesPending(products: import('mongodb').Collection<Document>)
   // The same page and count through the repository, totals never kept: the pending path alone.
   const position = { date: new Date(), text: new Date().toISOString().slice(0, 19).replace('T', ' ') };
   const repository = createProductRepository(products.db, {
-    feed: { mode: 'poll', handledBefore: () => position, hasUnhandled: async () => true },
+    feed: {
+      mode: 'poll',
+      handedOn: async () => true,
+      handledBefore: () => position,
+      hasUnhandled: async () => true,
+    },
   });
   const direct = async () => {
     const result: Record<string, number> = {};

@@ -18,6 +18,7 @@ import { createPendingReads } from './product-pending-reads';
 import type { ChangeFeed } from './change-feed';
 import type { TotalCache } from './total-cache';
 import { createKeptCount } from './total-adjust';
+import { createLogKeptCount } from './kept-count';
 import { SEARCH_STATE_COLLECTION, type BeforeImages } from './search-state';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
@@ -68,7 +69,7 @@ export interface ProductRepositoryOptions extends ReadLimits {
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
   /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
-  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'mode'>;
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'handedOn' | 'mode'>;
   /** Totals kept until the feed reports a change (src/db/total-cache.ts); absent, every count is run. */
   totals?: TotalCache;
   /** The products' before-images (src/db/search-state.ts); absent or not ready, pending writes mean a count. */
@@ -92,14 +93,16 @@ export function createProductRepository(
   const keptCount =
     totals &&
     feed &&
-    createKeptCount({
-      stored,
-      states: db.collection(SEARCH_STATE_COLLECTION),
-      reads,
-      feed,
-      totals,
-      beforeImages,
-    });
+    (feed.mode === 'log'
+      ? createLogKeptCount(feed, totals)
+      : createKeptCount({
+          stored,
+          states: db.collection(SEARCH_STATE_COLLECTION),
+          reads,
+          feed,
+          totals,
+          beforeImages,
+        }));
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
@@ -297,8 +300,9 @@ export function createProductRepository(
     counted: (abort?: AbortSignal) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
-    if (!totals || !feed || (await feed.hasUnhandled())) return counted(signal);
-    return totals.get(key, () => counted());
+    // Counted by group, never through the grams: the log's own position is enough.
+    const current = feed && (feed.mode === 'log' ? await feed.handedOn() : !(await feed.hasUnhandled()));
+    return totals && current ? totals.get(key, () => counted()) : counted(signal);
   }
 
   return {

@@ -7,6 +7,7 @@ import { MAX_PENDING } from './search-pending';
 import type { CleanTotal, TotalCache } from './total-cache';
 import type { ChangeFeed } from './change-feed';
 import { IMAGED_AT, type BeforeImages } from './search-state';
+import { totalKey } from './kept-count';
 
 /**
  * A filter's total while outside writes are pending, from its kept total without counting again:
@@ -117,7 +118,7 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
     count: (signal?: AbortSignal) => Promise<number>,
     signal?: AbortSignal,
   ): Promise<number> {
-    const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+    const key = totalKey(criteria);
     const kept = totals.clean(key);
     const since = feed.handledBefore();
     const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);

@@ -31,7 +31,7 @@ export interface LogTransaction {
 }
 
 export interface SessionHandlers {
-  /** Called once at a time, in commit order; the next waits for it. */
+  /** Called once at a time, in commit order, with one or more whole transactions; the next waits for it. */
   onTransaction(transaction: LogTransaction): Promise<void>;
   /** Everything committed before `lsn` has been handed on (the server caught up with its log). */
   onProgress(lsn: Lsn): void;
@@ -51,8 +51,13 @@ export interface LogSession {
   close(): Promise<void>;
 }
 
-/** Most decoded messages held unhandled before the socket is paused (TCP backpressure). */
+/** Most decoded transactions held unhandled before the socket is paused (TCP backpressure). */
 const MAX_QUEUED = 2_000;
+/**
+ * Transactions queued in a row are handed on as one run of at most this many changes: a bulk
+ * write that commits document by document is then one write of grams per run, not one per document.
+ */
+const MAX_RUN_CHANGES = 1_000;
 const DOCUMENT_TABLES = 'documentdb_data';
 const PG_EPOCH_MS = 946_684_800_000n;
 
@@ -103,12 +108,25 @@ export async function openLogSession(
   const send = (lsn: Lsn) => {
     if (!closed) connection.sendCopyFromChunk(standbyStatus(lsn));
   };
+  /** The next item to hand on: a progress mark, or the transactions queued in a row, as one run. */
+  const nextRun = (): Queued => {
+    const first = queue.shift()!;
+    if ('progress' in first) return first;
+    const run: LogTransaction = { endLsn: first.transaction.endLsn, changes: [...first.transaction.changes] };
+    for (let next = queue[0]; next && 'transaction' in next; next = queue[0]) {
+      if (run.changes.length + next.transaction.changes.length > MAX_RUN_CHANGES) break;
+      queue.shift();
+      run.changes.push(...next.transaction.changes);
+      run.endLsn = next.transaction.endLsn;
+    }
+    return { transaction: run };
+  };
   const drain = async () => {
     if (draining) return;
     draining = true;
     try {
       while (queue.length > 0 && !closed) {
-        const next = queue.shift()!;
+        const next = nextRun();
         if ('transaction' in next) await handlers.onTransaction(next.transaction);
         else handlers.onProgress(next.progress);
         if (queue.length < MAX_QUEUED / 2) connection.stream.resume();

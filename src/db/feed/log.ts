@@ -86,16 +86,16 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   let lastCaughtUp = Date.now();
 
   async function hand(channel: LogChannel, transaction: LogTransaction): Promise<void> {
-    const byCollection = new Map<string, LogChange[]>();
+    const byCollection = new Map<string, Map<string, LogChange>>();
     for (const change of transaction.changes) {
       const name = await catalog.collectionOf(change.table);
       if (name?.database !== options.dbName || !listeners[channel].has(name.collection)) continue;
-      const list = byCollection.get(name.collection) ?? [];
-      list.push(decoded(change));
-      byCollection.set(name.collection, list);
+      const changes = byCollection.get(name.collection) ?? new Map<string, LogChange>();
+      merge(changes, decoded(change));
+      byCollection.set(name.collection, changes);
     }
     for (const [collection, changes] of byCollection)
-      for (const listener of listeners[channel].get(collection) ?? []) await listener(changes);
+      for (const listener of listeners[channel].get(collection) ?? []) await listener([...changes.values()]);
   }
 
   const ownChannel = keepOpen('own', () =>
@@ -231,6 +231,14 @@ function decoded(change: RowChange): LogChange {
   const after = change.after && BSON.deserialize(change.after);
   const _id = (after ?? before)?._id ?? (change.key && BSON.deserialize(change.key)['']);
   return { _id, before, after };
+}
+
+/** A document changed twice in one run is one change: from before the first to after the last. */
+function merge(changes: Map<string, LogChange>, change: LogChange): void {
+  const key = Buffer.from(BSON.serialize({ key: change._id })).toString('base64');
+  const earlier = changes.get(key);
+  changes.delete(key);
+  changes.set(key, earlier ? { _id: change._id, before: earlier.before, after: change.after } : change);
 }
 
 function isSlotBusy(error: unknown): boolean {

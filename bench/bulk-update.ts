@@ -1,0 +1,118 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { MongoClient, type Document } from 'mongodb';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/logger';
+import { startServer } from '../src/server';
+
+const USAGE = `Usage: node --import tsx bench/bulk-update.ts --uri URI --db NAME [--postgres-url URL] [--products N]
+
+Issue 35: an owner's bulk update under a running gateway. One server follows the database (the
+engine's log with --postgres-url, else polling); a reader asks for random REST product pages the
+whole time; the owner runs an updateMany of the first N products' short_description (searched
+text: the grams follow), twice in a row. Prints each updateMany's time and error, and the reads'
+p50/p99 while quiet, during the updates and after, and how long the grams took to follow.`;
+
+const { values } = parseArgs({
+  options: {
+    uri: { type: 'string' },
+    db: { type: 'string' },
+    'postgres-url': { type: 'string' },
+    products: { type: 'string', default: '20000' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help || !values.uri || !values.db) {
+  console.log(USAGE);
+  process.exit(values.help ? 0 : 2);
+}
+const COUNT = Number(values.products);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+const server = await startServer({
+  config: loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    MONGODB_URI: values.uri,
+    MONGODB_DB: values.db,
+    JWT_SECRET: 'bench-secret-of-at-least-32-characters-000',
+    SEED_FIXTURES: 'false',
+    LOG_LEVEL: 'warn',
+    REQUEST_LOG: 'off',
+    RESPONSE_CACHE_TTL_MS: '0',
+    ...(values['postgres-url'] ? { CHANGE_FEED_POSTGRES_URL: values['postgres-url'] } : {}),
+  }),
+  logger: createLogger('warn'),
+});
+const client = await MongoClient.connect(values.uri);
+const products = client.db(values.db).collection<Document>('products');
+let phase = 'quiet';
+const reads = new Map<string, number[]>();
+let reading = true;
+const reader = (async () => {
+  while (reading) {
+    const started = performance.now();
+    await fetch(`${server.url}/api/v1/products?page=${1 + Math.floor(Math.random() * 500)}`).then((r) =>
+      r.text(),
+    );
+    const list = reads.get(phase) ?? [];
+    list.push(performance.now() - started);
+    reads.set(phase, list);
+  }
+})();
+console.log(
+  `${await products.estimatedDocumentCount()} products; load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+await sleep(5_000);
+for (const round of [1, 2]) {
+  phase = `during updateMany ${round}`;
+  const started = performance.now();
+  const word = `bulkword${round}x${Date.now().toString(36)}`;
+  try {
+    const result = await products.updateMany({ _id: { $lte: COUNT } } as Document, {
+      $set: { short_description: `Bulk edit ${word}` },
+    });
+    console.log(
+      `updateMany ${round}: ${result.modifiedCount} modified in ${(performance.now() - started).toFixed(0)} ms`,
+    );
+  } catch (error) {
+    console.log(
+      `updateMany ${round}: failed after ${(performance.now() - started).toFixed(0)} ms: ${(error as Error).message}`,
+    );
+  }
+  phase = `after updateMany ${round}`;
+  const followed = performance.now();
+  for (;;) {
+    const response = await fetch(`${server.url}/api/v1/products/search?term=${word}&per_page=1`);
+    const total = ((await response.json()) as { meta?: { total: number } }).meta?.total;
+    if (total === COUNT || performance.now() - followed > 120_000) break;
+    await sleep(200);
+  }
+  console.log(
+    `  search finds all ${COUNT} by the new word ${(performance.now() - followed).toFixed(0)} ms after the update returned`,
+  );
+}
+await sleep(5_000);
+reading = false;
+await reader;
+for (const [name, list] of reads) {
+  const sorted = [...list].sort((a, b) => a - b);
+  console.log(
+    `reads ${name}: p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms (n=${list.length})`,
+  );
+}
+console.log(
+  `load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+await client.close();
+await server.close();
