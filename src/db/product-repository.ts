@@ -23,6 +23,7 @@ import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
 import { ID_FIELD_INDEX } from './mongo';
+import { createCategoryProbe } from './category-probe';
 
 export interface KeysetWindow {
   afterId?: number;
@@ -86,6 +87,8 @@ export function createProductRepository(
   const stored = db.collection('products');
   const foreignKeys = foreignKeyProbe(stored, PRODUCT_KEYS, reads);
   const read = (rows: Raw[]) => readEach('products', rows, readProduct, onUnreadable);
+  /** A category no product has: its page is empty, without walking the collection for it. */
+  const emptyCategory = createCategoryProbe(stored, reads);
 
   const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
   const pendingReads = createPendingReads({ stored, reads, hintFor });
@@ -170,6 +173,7 @@ export function createProductRepository(
 
   /** The stored rows of a page: own-keyed rows merged with other writers' in id order. */
   async function storedPage(criteria: ProductCriteria, skip: number, limit: number, signal?: AbortSignal) {
+    if (await emptyCategory(criteria, signal)) return [];
     const foreign = await foreignKeys();
     // Keys below every number (null, MinKey) would shift the offsets of the own rows: rare enough
     // to read such a collection the slow way.
@@ -221,6 +225,7 @@ export function createProductRepository(
   /** The stored rows of a keyset window, own-keyed and other writers' merged in id order. */
   async function storedWindow(criteria: ProductCriteria, window: KeysetWindow, signal?: AbortSignal) {
     const direction = window.descending ? -1 : 1;
+    if (await emptyCategory(criteria, signal)) return [];
     const foreign = await foreignKeys();
     if (foreign.overflow) {
       const idRange: { $gt?: number; $lt?: number } = {};
