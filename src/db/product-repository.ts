@@ -24,6 +24,7 @@ import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-searc
 import { walkInIdOrder } from './id-order-walk';
 import { ID_FIELD_INDEX } from './mongo';
 import { createCategoryProbe } from './category-probe';
+import { createGramsEpochCheck } from './grams-epoch';
 
 export interface KeysetWindow {
   afterId?: number;
@@ -64,8 +65,7 @@ const unfiltered = (criteria: ProductCriteria) =>
   criteria.words.length === 0 && criteria.category === undefined;
 
 export interface ProductRepositoryOptions extends ReadLimits {
-  /** Told of each stored product that cannot be served (it is left out). */
-  onUnreadable?: UnreadableReport;
+  /** Told of each stored product that cannot be served (it is left out). */ onUnreadable?: UnreadableReport;
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
   /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
@@ -102,6 +102,7 @@ export function createProductRepository(
       feed,
       totals,
       beforeImages,
+      beforeKept: feed.mode === 'log' ? undefined : createGramsEpochCheck(db, totals, reads),
     });
 
   /**
@@ -293,9 +294,8 @@ export function createProductRepository(
   }
 
   /**
-   * A kept result (the catalogue's counts by group) is exact while the feed has handed on every
-   * write; else this request counts. A kept one is shared by every request of its key: one client
-   * leaving does not abort it (maxTimeMS bounds it).
+   * A kept result (counts by group): exact while the feed has handed on every write, else counted.
+   * Shared by every request of its key: one client leaving does not abort it (maxTimeMS bounds it).
    */
   async function keptResult<T>(
     key: string,

@@ -41,6 +41,8 @@ export interface KeptCountOptions {
   feed: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
   totals: TotalCache;
   beforeImages?: BeforeImages;
+  /** Asked before any kept total is read (src/db/grams-epoch.ts: it may drop them all). */
+  beforeKept?: (signal?: AbortSignal) => Promise<void>;
 }
 
 interface Terms {
@@ -64,7 +66,15 @@ const counted = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 const RECENTLY_PENDING_MS = 5_000;
 
 /** A filter's total through the kept totals: kept, adjusted, or `count`ed. */
-export function createKeptCount({ stored, states, reads, feed, totals, beforeImages }: KeptCountOptions) {
+export function createKeptCount({
+  stored,
+  states,
+  reads,
+  feed,
+  totals,
+  beforeImages,
+  beforeKept,
+}: KeptCountOptions) {
   let pendingSeenAt = -Infinity;
 
   async function adjusted(
@@ -118,6 +128,7 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
     signal?: AbortSignal,
   ): Promise<number> {
     const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
+    await beforeKept?.(signal);
     const kept = totals.clean(key);
     const since = feed.handledBefore();
     const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);
