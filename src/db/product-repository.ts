@@ -3,7 +3,7 @@ import type { SearchPlan } from './product-search';
 import type { CallOptions, ReadLimits } from './deadline';
 import { fillWindow, readEach, readProduct, type UnreadableReport } from './document-reading';
 import type { ProductDoc } from './documents';
-import { mergeGroups, type GroupCount, type GroupRow } from './product-groups';
+import { countGroups, type GroupCount } from './product-groups';
 import {
   amongKeys,
   foreignKeyProbe,
@@ -134,16 +134,9 @@ export function createProductRepository(
     return rows.length === limit ? rows : null;
   }
 
-  /** Grouped on (key, name) in the database, merged by key in mergeGroups. */
-  async function groupCounts(key: string, name: string, signal?: AbortSignal): Promise<GroupCount[]> {
-    const rows = await stored
-      .aggregate<GroupRow>([{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }], {
-        ...reads,
-        signal,
-      })
-      .toArray();
-    return mergeGroups(rows);
-  }
+  /** Counts by group (src/db/product-groups.ts), readable products only. */
+  const groupCounts = (key: string, name: string, signal?: AbortSignal) =>
+    countGroups(stored, { key, name }, { ...reads, signal });
 
   /**
    * The own-keyed rows (`_id` = id) of a page at offset `skip`, walking the primary key in id
