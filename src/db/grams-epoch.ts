@@ -35,18 +35,41 @@ export async function bumpGramsEpoch(db: Db): Promise<void> {
     );
 }
 
-/** Reads the mark before a kept total is used; drops `totals` when it moved since the last read. */
+/**
+ * Reads the mark before a kept total is used; drops `totals` when it moved since the last read.
+ * Shared as the feed's check is (src/db/fresh-check.ts): a request joins the read that starts
+ * after it asked, never one already out, so it sees every move made before it asked.
+ */
 export function createGramsEpochCheck(db: Db, totals: TotalCache, reads: object) {
   const marks = db.collection<EpochDoc>(POSITIONS_COLLECTION);
   let seen: number | undefined;
-  return async (signal?: AbortSignal): Promise<void> => {
+  async function read(): Promise<void> {
     const mark = await marks.findOne(
       { _id: GRAMS_EPOCH_MARK },
-      { projection: { epoch: 1 }, comment: FEED_COMMENT, ...reads, signal },
+      { projection: { epoch: 1 }, comment: FEED_COMMENT, ...reads },
     );
     const epoch = mark?.epoch ?? 0;
     // A later read may answer first: only a newer mark than any seen drops the totals.
     if (seen !== undefined && epoch > seen) totals.invalidate();
     seen = Math.max(seen ?? epoch, epoch);
-  };
+  }
+  let out: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  function check(): Promise<void> {
+    if (!out) {
+      const started = read().finally(() => {
+        if (out === started) out = undefined;
+      });
+      out = started;
+      return started;
+    }
+    next ??= out
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return check();
+      });
+    return next;
+  }
+  return check;
 }

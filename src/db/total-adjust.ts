@@ -128,19 +128,24 @@ export function createKeptCount({
     signal?: AbortSignal,
   ): Promise<number> {
     const key = JSON.stringify([criteria.category?.toLowerCase() ?? null, [...criteria.words].sort()]);
-    await beforeKept?.(signal);
+    // Read beside the feed's check (it may drop every total): both are over before a kept total
+    // is served; an adjustment read before it ends stands only if its total is still kept.
+    const epochChecked = beforeKept?.(signal);
+    const recentlyPending = performance.now() - pendingSeenAt < RECENTLY_PENDING_MS;
+    if (recentlyPending) await epochChecked;
     const kept = totals.clean(key);
     const since = feed.handledBefore();
     const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);
     // Refused once (a backlog, an image written since the count, the total dropped), it would be
     // refused again for the same reason: not asked twice.
     let refused = false;
-    if (kept && performance.now() - pendingSeenAt < RECENTLY_PENDING_MS) {
+    if (kept && recentlyPending) {
       const total = await adjust();
       if (total !== undefined) return total;
       refused = true;
     }
-    if (await feed.hasUnhandled()) {
+    const [unhandled] = await Promise.all([feed.hasUnhandled(), epochChecked]);
+    if (unhandled) {
       pendingSeenAt = performance.now();
       return (refused ? undefined : await adjust()) ?? count(signal);
     }
