@@ -267,7 +267,10 @@ describe('product reads at 20,000 products', () => {
     expect(await products.count({ words: [] })).toBe(PRODUCTS);
     const [count] = await plansOf(() => products.count({ words: [] }));
     const reads = count!.nodes.filter((node) => node['Node Type'] !== 'Aggregate' && !node.Plans);
-    expect(reads.map((node) => node['Node Type']), describePlan(count!)).toEqual(['Seq Scan']);
+    expect(
+      reads.map((node) => node['Node Type']),
+      describePlan(count!),
+    ).toEqual(['Seq Scan']);
   });
 });
 
