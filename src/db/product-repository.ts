@@ -301,6 +301,8 @@ export function createProductRepository(
 
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
+      // A category no product has: 0, not a kept total per random key (they would evict real ones).
+      if (await emptyCategory(criteria, signal)) return 0;
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
       const counted = async (abort?: AbortSignal) =>
         products.countDocuments(countFilter(criteria, await plan(criteria)), { ...reads, signal: abort });

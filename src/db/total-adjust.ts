@@ -1,6 +1,7 @@
 import type { Collection, Document } from 'mongodb';
 import type { HandledBefore } from './feed-types';
 import { UPDATED_AT_INDEX } from './mongo';
+import { READABLE_PRODUCT } from './readable-filter';
 import { productFilter, type ProductCriteria } from './product-plans';
 import { writtenSince } from './product-search';
 import { MAX_PENDING } from './search-pending';
@@ -94,7 +95,13 @@ export function createKeptCount({
         [
           { $match: writtenSince(since) },
           { $limit: MAX_PENDING + 1 },
-          { $facet: { ids: [{ $project: { _id: 1 } }], now: [{ $match: filter }, { $count: 'n' }] } },
+          {
+            $facet: {
+              ids: [{ $project: { _id: 1 } }],
+              // As the kept total counts: products a page can serve (src/db/readable-filter.ts).
+              now: [{ $match: { $and: [filter, READABLE_PRODUCT] } }, { $count: 'n' }],
+            },
+          },
         ],
         { hint: UPDATED_AT_INDEX.name, ...reads, signal },
       )
@@ -108,7 +115,9 @@ export function createKeptCount({
           { $match: { _id: { $in: terms.ids.map((row) => row._id) } } },
           {
             $facet: {
-              before: [{ $match: filter }, { $count: 'n' }],
+              // An image holds the name, not the price: a product unreadable by its price alone
+              // before the write is subtracted though its total left it out (polling only).
+              before: [{ $match: { $and: [filter, { name: READABLE_PRODUCT.name }] } }, { $count: 'n' }],
               // Written since this total's count started: by another instance of the fleet, of a
               // write this one has not handed on (so not counted in this total), or of an earlier one.
               since: [{ $match: { [IMAGED_AT]: { $gte: kept.countedFrom } } }, { $count: 'n' }],

@@ -30,16 +30,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A total (the driver's countDocuments is an aggregation ending in `$group`): it reads `category_key_1`. */
-const isCount = (command: Document) =>
-  command.count !== undefined ||
-  ((command.pipeline ?? []) as Document[]).some((stage) => stage.$group !== undefined);
-
-/** The product reads a request sent, its total and the feed's own reads left out. */
+/** The product reads a request sent (its total's included), the feed's own reads left out. */
 async function readsOf(request: () => Promise<unknown>): Promise<Document[]> {
   commands = [];
   await request();
-  const seen = commands.filter((command) => !isCount(command) && command.comment === undefined);
+  const seen = commands.filter((command) => command.comment === undefined);
   commands = [];
   return seen;
 }
@@ -75,10 +70,14 @@ describe('a category no product has', () => {
       const reads = await readsOf(async () => (answer = await ask(category)));
       expect(answer).toEqual({ ids: [], total: 0 });
       expect(await scan(category)).toEqual([]);
-      // One lookup of the key, nothing fetched but `_id`; no page read (an aggregate or a sorted find).
-      expect(reads).toHaveLength(1);
-      expect(reads[0]).toMatchObject({ find: 'products', filter: { category_key: category }, limit: 1 });
-      expect(reads[0]!.projection).toEqual({ _id: 1 });
+      // Lookups of the key (the page's and the total's), nothing fetched but `_id`; no page read (an
+      // aggregate or a sorted find) and no count kept for a random key.
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.length).toBeLessThanOrEqual(2);
+      for (const read of reads) {
+        expect(read).toMatchObject({ find: 'products', filter: { category_key: category }, limit: 1 });
+        expect(read.projection).toEqual({ _id: 1 });
+      }
     }
   });
 
