@@ -8,7 +8,8 @@ import type { ViewerResolver } from './auth/tokens';
 import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
-import { createLane, DatabaseBusyError } from './db/admission';
+import { DatabaseBusyError } from './db/admission';
+import { createQueryLanes } from './db/query-lanes';
 import type { LiveOrders } from './db/live-orders';
 import { createLiveStreams } from './limits/live-streams';
 import { createFleetSlots } from './limits/live-fleet-slots';
@@ -114,8 +115,6 @@ const PARSED_DOCUMENTS = 64;
 
 export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
-/** Repository methods that read a few documents by an indexed key: the lookup lane. */
-const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
 /** A new request whose query would wait longer than this for its lane is answered 503 at once. */
 const QUEUE_WAIT_MS = 1_000;
 /** All of a request's database calls end within MONGODB_TIMEOUT_MS + this of its first (src/db/deadline.ts). */
@@ -158,11 +157,7 @@ export function createApp(deps: AppDependencies): App {
   const { timeoutMs, admission } = config.mongo;
   // Calls should finish within half the deadline; slower ones mean too many run at once.
   const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, giveUpMs: timeoutMs, slowMs: timeoutMs / 2 };
-  const lanes = {
-    lookup: createLane('lookup', limits),
-    scan: createLane('scan', limits),
-  };
-  const laneOf = (method: string) => (LOOKUPS.has(method) ? lanes.lookup : lanes.scan);
+  const { laneOf } = createQueryLanes(limits, admission.wordScans);
   const guard = { timeoutMs, graceMs: REQUEST_GRACE_MS, laneOf, observe: metrics?.observeQuery };
   const onUnreadable = createUnreadableReport(logger, (collection) =>
     metrics?.unreadableDocuments.inc({ collection }),

@@ -99,6 +99,7 @@ export const envSchema = z.object({
   MONGODB_TIMEOUT_MS: wholeNumber(100, 60_000).default(3_000),
   MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(8),
   MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(128),
+  MONGODB_MAX_CONCURRENT_WORD_SCANS: wholeNumber(1, 500).default(1),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),

@@ -33,10 +33,11 @@ export interface Config {
     /** How long an operation waits for a reachable server before the APIs answer 503. */
     timeoutMs: number;
     /**
-     * Admission control, per lane (cheap lookups by key; everything else): queries running at
-     * once, and queries waiting for a turn. Past both the APIs answer 503 at once.
+     * Admission control, per lane (cheap lookups by key; everything else; searches of 1–2-character
+     * words only, `wordScans` at once): queries running at once, and queries waiting for a turn.
+     * Past both the APIs answer 503 at once.
      */
-    admission: { concurrency: number; queue: number };
+    admission: { concurrency: number; queue: number; wordScans: number };
     /** The driver's command events, for debugging and round-trip tests; costly. */
     monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
@@ -248,12 +249,17 @@ export function loadConfig(
       maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
       timeoutMs: values.MONGODB_TIMEOUT_MS,
       admission: Object.freeze({
-        // Both lanes full still leave a connection for the readiness ping and the change stream.
+        // All lanes full still leave a connection for the readiness ping and the change stream.
         concurrency: Math.max(
           1,
-          Math.min(values.MONGODB_MAX_CONCURRENT_QUERIES, Math.floor((values.MONGODB_MAX_POOL_SIZE - 1) / 2)),
+          Math.min(
+            values.MONGODB_MAX_CONCURRENT_QUERIES,
+            Math.floor((values.MONGODB_MAX_POOL_SIZE - 1 - values.MONGODB_MAX_CONCURRENT_WORD_SCANS) / 2),
+          ),
         ),
         queue: values.MONGODB_MAX_QUEUED_QUERIES,
+        // Searches of 1–2-character words only (a scan each): their own lane, never wider than the others.
+        wordScans: Math.min(values.MONGODB_MAX_CONCURRENT_WORD_SCANS, values.MONGODB_MAX_CONCURRENT_QUERIES),
       }),
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,

@@ -35,8 +35,8 @@ export interface GuardOptions<T> {
    * MONGODB_TIMEOUT_MS + 1 s, the rest of the second being the answer's own way out.
    */
   graceMs: number;
-  /** The admission lane of each method (src/db/admission.ts). */
-  laneOf: (method: keyof T & string) => Lane;
+  /** The admission lane of each call (src/db/admission.ts), by its method and arguments. */
+  laneOf: (method: keyof T & string, args: readonly unknown[]) => Lane;
   observe?: QueryObserver;
 }
 
@@ -68,7 +68,6 @@ export function guardRepository<T extends AsyncMethods>(
     // CallOptions goes after the declared parameters, whatever the caller passed.
     arity: (repository[method] as (...args: never[]) => unknown).length,
     call: timed[method] as (...args: unknown[]) => Promise<unknown>,
-    lane: laneOf(method),
   }));
 
   return (requestSignal) => {
@@ -77,8 +76,9 @@ export function guardRepository<T extends AsyncMethods>(
     // One listener on the request's signal for all its calls, added by the first.
     const inFlight = new Set<() => void>();
     let listening = false;
-    for (const { method, query, arity, call, lane } of methods) {
+    for (const { method, query, arity, call } of methods) {
       bound[method] = (...args: unknown[]) => {
+        const lane = laneOf(method as keyof T & string, args);
         let deadline = requestDeadlines.get(deadlineKey);
         if (deadline === undefined) {
           deadline = performance.now() + timeoutMs + graceMs;

@@ -1,10 +1,12 @@
 import { BSON, type Document } from 'mongodb';
 import type { FeedBatch, FeedChange } from './feed-types';
+import { READABLE_PRODUCT } from './readable-filter';
 
 /**
  * What a product change can touch. A filter or a count reads only these fields of a product (its
- * keys, the searched texts, the category and the brand): a change that leaves them all as they
- * were (a price, a stock flag, a description) moves the product into or out of no list, so no
+ * keys, the searched texts, the category and the brand, and whether its name and price can be
+ * read): a change that leaves them all as they were (a price, a stock flag, a description) moves
+ * the product into or out of no list, so no
  * total changes and only the cached answers that hold the product do. Only a source that knows
  * the document before the change (the log) can tell; without it every change moves lists.
  */

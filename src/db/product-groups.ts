@@ -1,3 +1,6 @@
+import type { Collection, Document } from 'mongodb';
+import { READABLE_PRODUCT } from './readable-filter';
+
 /** A category or brand with how many products it has. */
 export interface GroupCount {
   /** The category key (lower-cased name) or the brand id. */
@@ -43,4 +46,25 @@ export function mergeGroups(rows: readonly GroupRow[]): GroupCount[] {
       });
   }
   return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
+}
+
+/**
+ * Grouped on (key, name) in the database, merged by key in mergeGroups. Only products a page can
+ * serve are counted (src/db/readable-filter.ts), so a group's count is its filter's total.
+ */
+export async function countGroups(
+  stored: Collection<Document>,
+  { key, name }: { key: string; name: string },
+  options: { signal?: AbortSignal; maxTimeMS?: number },
+): Promise<GroupCount[]> {
+  const rows = await stored
+    .aggregate<GroupRow>(
+      [
+        { $match: READABLE_PRODUCT as Document },
+        { $group: { _id: { key, name }, productCount: { $sum: 1 } } },
+      ],
+      options,
+    )
+    .toArray();
+  return mergeGroups(rows);
 }

@@ -3,6 +3,7 @@ import type { ReadLimits } from './deadline';
 import type { ProductDoc } from './documents';
 import { createIndexKeeper, type IndexEvent } from './index-keeper';
 import { PRIMARY_KEY } from './mongo';
+import { READABLE_PRODUCT } from './readable-filter';
 import type { ChangeFeed } from './change-feed';
 import {
   countClauses,
@@ -37,7 +38,8 @@ export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN
 
 /** What a total counts: while products are pending, the grams or a recent write (src/db/product-search.ts). */
 export function countFilter(criteria: ProductCriteria, plan: SearchPlan): Filter<ProductDoc> {
-  return withCategory(criteria, countClauses(criteria.words, plan));
+  // Last, so the index clauses lead: src/db/readable-filter.ts.
+  return withCategory(criteria, [...countClauses(criteria.words, plan), READABLE_PRODUCT]);
 }
 
 function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]): Filter<ProductDoc> {

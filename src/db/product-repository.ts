@@ -3,7 +3,7 @@ import type { SearchPlan } from './product-search';
 import type { CallOptions, ReadLimits } from './deadline';
 import { fillWindow, readEach, readProduct, type UnreadableReport } from './document-reading';
 import type { ProductDoc } from './documents';
-import { mergeGroups, type GroupCount, type GroupRow } from './product-groups';
+import { countGroups, type GroupCount } from './product-groups';
 import {
   amongKeys,
   foreignKeyProbe,
@@ -24,6 +24,8 @@ import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
 import { ID_FIELD_INDEX } from './mongo';
+import { createCategoryProbe } from './category-probe';
+import { createGramsEpochCheck } from './grams-epoch';
 
 export interface KeysetWindow {
   afterId?: number;
@@ -64,8 +66,7 @@ const unfiltered = (criteria: ProductCriteria) =>
   criteria.words.length === 0 && criteria.category === undefined;
 
 export interface ProductRepositoryOptions extends ReadLimits {
-  /** Told of each stored product that cannot be served (it is left out). */
-  onUnreadable?: UnreadableReport;
+  /** Told of each stored product that cannot be served (it is left out). */ onUnreadable?: UnreadableReport;
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
   /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
@@ -87,6 +88,8 @@ export function createProductRepository(
   const stored = db.collection('products');
   const foreignKeys = foreignKeyProbe(stored, PRODUCT_KEYS, reads);
   const read = (rows: Raw[]) => readEach('products', rows, readProduct, onUnreadable);
+  /** A category no product has: its page is empty, without walking the collection for it. */
+  const emptyCategory = createCategoryProbe(stored, reads);
 
   const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
   const pendingReads = createPendingReads({ stored, reads, hintFor });
@@ -102,6 +105,7 @@ export function createProductRepository(
           feed,
           totals,
           beforeImages,
+          beforeKept: createGramsEpochCheck(db, totals, reads),
         }));
 
   /**
@@ -133,16 +137,9 @@ export function createProductRepository(
     return rows.length === limit ? rows : null;
   }
 
-  /** Grouped on (key, name) in the database, merged by key in mergeGroups. */
-  async function groupCounts(key: string, name: string, signal?: AbortSignal): Promise<GroupCount[]> {
-    const rows = await stored
-      .aggregate<GroupRow>([{ $group: { _id: { key, name }, productCount: { $sum: 1 } } }], {
-        ...reads,
-        signal,
-      })
-      .toArray();
-    return mergeGroups(rows);
-  }
+  /** Counts by group (src/db/product-groups.ts), readable products only. */
+  const groupCounts = (key: string, name: string, signal?: AbortSignal) =>
+    countGroups(stored, { key, name }, { ...reads, signal });
 
   /**
    * The own-keyed rows (`_id` = id) of a page at offset `skip`, walking the primary key in id
@@ -173,6 +170,7 @@ export function createProductRepository(
 
   /** The stored rows of a page: own-keyed rows merged with other writers' in id order. */
   async function storedPage(criteria: ProductCriteria, skip: number, limit: number, signal?: AbortSignal) {
+    if (await emptyCategory(criteria, signal)) return [];
     const foreign = await foreignKeys();
     // Keys below every number (null, MinKey) would shift the offsets of the own rows: rare enough
     // to read such a collection the slow way.
@@ -224,6 +222,7 @@ export function createProductRepository(
   /** The stored rows of a keyset window, own-keyed and other writers' merged in id order. */
   async function storedWindow(criteria: ProductCriteria, window: KeysetWindow, signal?: AbortSignal) {
     const direction = window.descending ? -1 : 1;
+    if (await emptyCategory(criteria, signal)) return [];
     const foreign = await foreignKeys();
     if (foreign.overflow) {
       const idRange: { $gt?: number; $lt?: number } = {};
@@ -291,9 +290,8 @@ export function createProductRepository(
   }
 
   /**
-   * A kept result (the catalogue's counts by group) is exact while the feed has handed on every
-   * write; else this request counts. A kept one is shared by every request of its key: one client
-   * leaving does not abort it (maxTimeMS bounds it).
+   * A kept result (counts by group): exact while the feed has handed on every write, else counted.
+   * Shared by every request of its key: one client leaving does not abort it (maxTimeMS bounds it).
    */
   async function keptResult<T>(
     key: string,
@@ -307,6 +305,8 @@ export function createProductRepository(
 
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
+      // A category no product has: 0, not a kept total per random key (they would evict real ones).
+      if (await emptyCategory(criteria, signal)) return 0;
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
       const counted = async (abort?: AbortSignal) =>
         products.countDocuments(countFilter(criteria, await plan(criteria)), { ...reads, signal: abort });

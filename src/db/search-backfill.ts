@@ -1,5 +1,9 @@
-import type { Db, Document } from 'mongodb';
-import { GRAM_SOURCE_FIELDS, writeGrams } from './search-grams-writer';
+import type { AnyBulkWriteOperation, Db, Document } from 'mongodb';
+import type { FeedChange } from './feed-types';
+import { GRAM_SOURCE_FIELDS, gramWrites } from './search-grams-writer';
+import { bumpGramsEpoch } from './grams-epoch';
+import { FEED_COMMENT } from './feed-types';
+import { statesComplete, writeStates } from './search-state';
 
 /**
  * `npm run search:index`: reads every product's text and writes current grams where the stored
@@ -28,6 +32,12 @@ export interface BackfillOptions {
   comment?: string;
 }
 
+/** The product a gram write is for, as the feed would hand it on. */
+const rewrittenProduct = (write: AnyBulkWriteOperation<Document>): FeedChange<Document> => ({
+  _id: (write as { updateOne: { filter: { _id: unknown } } }).updateOne.filter._id,
+  document: null,
+});
+
 export async function backfillSearchGrams(db: Db, options: BackfillOptions = {}): Promise<BackfillProgress> {
   const { batchSize = DEFAULT_BACKFILL_BATCH, onProgress, comment } = options;
   const products = db.collection<Document>('products');
@@ -37,8 +47,18 @@ export async function backfillSearchGrams(db: Db, options: BackfillOptions = {})
   // One cursor in `_id` order, whatever type the `_id`s are.
   const cursor = products.find({}, { projection: GRAM_SOURCE_FIELDS, batchSize, comment }).sort({ _id: 1 });
   let batch: Document[] = [];
+  // Before-images are kept only once complete (else the server's first start fills them).
+  const images = await statesComplete(db);
   const flush = async () => {
-    progress.written += await writeGrams(products, batch);
+    const writes = gramWrites(batch);
+    if (writes.length > 0) {
+      await products.bulkWrite(writes, { ordered: false, comment: FEED_COMMENT });
+      // The feed saw none of this: the before-images of what changed, then the mark that tells
+      // running servers their kept totals may be of the old grams (src/db/grams-epoch.ts).
+      if (images) await writeStates(db, writes.map(rewrittenProduct));
+      await bumpGramsEpoch(db);
+    }
+    progress.written += writes.length;
     progress.checked += batch.length;
     batch = [];
     onProgress?.(progress);

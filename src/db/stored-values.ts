@@ -46,11 +46,15 @@ export function nullableText(field: string, value: unknown): string | null {
   return absent(value) ? null : text(field, value);
 }
 
-/** A list of texts; null or missing is empty, and so is an empty string (a form's blank field). */
+/**
+ * A list of texts; null or missing is empty, and so is an empty string (a form's blank field). A
+ * single text (or number, or boolean) is a list of one: a writer that keeps one tag as a string is
+ * matched by searches as one (a regex reads a string and a list of strings alike), and served so.
+ */
 export function textList(field: string, value: unknown): string[] {
   if (absent(value) || value === '') return [];
   if (Array.isArray(value)) return value.filter((entry) => !absent(entry)).map((entry) => text(field, entry));
-  return fail(field, value);
+  return [text(field, value)];
 }
 
 const TRUE_WORDS = new Set(['true', '1', 'yes']);

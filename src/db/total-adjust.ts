@@ -1,6 +1,7 @@
 import type { Collection, Document } from 'mongodb';
 import type { HandledBefore } from './feed-types';
 import { UPDATED_AT_INDEX } from './mongo';
+import { READABLE_PRODUCT } from './readable-filter';
 import { productFilter, type ProductCriteria } from './product-plans';
 import { writtenSince } from './product-search';
 import { MAX_PENDING } from './search-pending';
@@ -42,6 +43,8 @@ export interface KeptCountOptions {
   feed: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled'>;
   totals: TotalCache;
   beforeImages?: BeforeImages;
+  /** Asked before any kept total is read (src/db/grams-epoch.ts: it may drop them all). */
+  beforeKept?: (signal?: AbortSignal) => Promise<void>;
 }
 
 interface Terms {
@@ -65,7 +68,15 @@ const counted = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 const RECENTLY_PENDING_MS = 5_000;
 
 /** A filter's total through the kept totals: kept, adjusted, or `count`ed. */
-export function createKeptCount({ stored, states, reads, feed, totals, beforeImages }: KeptCountOptions) {
+export function createKeptCount({
+  stored,
+  states,
+  reads,
+  feed,
+  totals,
+  beforeImages,
+  beforeKept,
+}: KeptCountOptions) {
   let pendingSeenAt = -Infinity;
 
   async function adjusted(
@@ -85,7 +96,13 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
         [
           { $match: writtenSince(since) },
           { $limit: MAX_PENDING + 1 },
-          { $facet: { ids: [{ $project: { _id: 1 } }], now: [{ $match: filter }, { $count: 'n' }] } },
+          {
+            $facet: {
+              ids: [{ $project: { _id: 1 } }],
+              // As the kept total counts: products a page can serve (src/db/readable-filter.ts).
+              now: [{ $match: { $and: [filter, READABLE_PRODUCT] } }, { $count: 'n' }],
+            },
+          },
         ],
         { hint: UPDATED_AT_INDEX.name, ...reads, signal },
       )
@@ -99,7 +116,9 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
           { $match: { _id: { $in: terms.ids.map((row) => row._id) } } },
           {
             $facet: {
-              before: [{ $match: filter }, { $count: 'n' }],
+              // An image holds the name, not the price: a product unreadable by its price alone
+              // before the write is subtracted though its total left it out (polling only).
+              before: [{ $match: { $and: [filter, { name: READABLE_PRODUCT.name }] } }, { $count: 'n' }],
               // Written since this total's count started: by another instance of the fleet, of a
               // write this one has not handed on (so not counted in this total), or of an earlier one.
               since: [{ $match: { [IMAGED_AT]: { $gte: kept.countedFrom } } }, { $count: 'n' }],
@@ -119,18 +138,24 @@ export function createKeptCount({ stored, states, reads, feed, totals, beforeIma
     signal?: AbortSignal,
   ): Promise<number> {
     const key = totalKey(criteria);
+    // Read beside the feed's check (it may drop every total): both are over before a kept total
+    // is served; an adjustment read before it ends stands only if its total is still kept.
+    const epochChecked = beforeKept?.(signal);
+    const recentlyPending = performance.now() - pendingSeenAt < RECENTLY_PENDING_MS;
+    if (recentlyPending) await epochChecked;
     const kept = totals.clean(key);
     const since = feed.handledBefore();
     const adjust = () => (kept && since ? adjusted(criteria, kept, since, signal) : undefined);
     // Refused once (a backlog, an image written since the count, the total dropped), it would be
     // refused again for the same reason: not asked twice.
     let refused = false;
-    if (kept && performance.now() - pendingSeenAt < RECENTLY_PENDING_MS) {
+    if (kept && recentlyPending) {
       const total = await adjust();
       if (total !== undefined) return total;
       refused = true;
     }
-    if (await feed.hasUnhandled()) {
+    const [unhandled] = await Promise.all([feed.hasUnhandled(), epochChecked]);
+    if (unhandled) {
       pendingSeenAt = performance.now();
       return (refused ? undefined : await adjust()) ?? count(signal);
     }

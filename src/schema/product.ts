@@ -128,9 +128,13 @@ async function loadPage(
     skip < Number.MAX_SAFE_INTEGER
       ? await ctx.products.findPage(criteria, skip, perPage)
       : { items: [], stored: 0 };
-  // A partial, non-empty page proves the total, which saves the count round trip. The stored
-  // rows count: a product that could not be read is left out of `items`, not of the total.
-  const total = stored > 0 && stored < perPage ? skip + stored : await ctx.products.count(criteria);
+  // A partial, non-empty first page with every row read proves the total, which saves the count
+  // round trip. Else it is counted: a product that cannot be read is left out of the total as it
+  // is of the items (src/db/readable-filter.ts), and one on an earlier page is not seen here.
+  const total =
+    skip === 0 && stored > 0 && stored < perPage && items.length === stored
+      ? stored
+      : await ctx.products.count(criteria);
   return { items, ...pageNumbers(page, perPage, total, items.length) };
 }
 

@@ -166,7 +166,8 @@ describe('connections', () => {
   it('adds exactly one count when totalCount is asked, whatever the size, and reuses it for the filter', async () => {
     const five = await measure(PAGE_OF_PRODUCTS(true), { first: 5, category: 'software' });
     const fifty = await measure(PAGE_OF_PRODUCTS(true), { first: 50, category: 'software' });
-    expect(five.names.sort()).toEqual(['count', 'find']);
+    // The first ask of a category also looks its key up once (src/db/category-probe.ts).
+    expect(five.names.sort()).toEqual(['count', 'find', 'find']);
     // The filter's total is kept until the change feed reports a change (src/db/total-cache.ts).
     expect(fifty.names).toEqual(['find']);
   });
@@ -251,7 +252,8 @@ describe('connections', () => {
     const five = await measure(PAGE_OF_PRODUCTS(true), { first: 5, category: 'gift cards' });
     const fifty = await measure(PAGE_OF_PRODUCTS(true), { first: 50, category: 'gift cards' });
     expect((fifty.data.products as Edges).edges).toHaveLength(50);
-    expect(five.names.sort()).toEqual(['count', 'find']);
+    // The first ask of a category also looks its key up once (src/db/category-probe.ts).
+    expect(five.names.sort()).toEqual(['count', 'find', 'find']);
     expect(fifty.names).toEqual(['find']);
   });
 });
