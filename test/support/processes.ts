@@ -61,6 +61,7 @@ export function serverProcessEnv(
     MONGODB_URI: database.uri,
     MONGODB_DB: database.dbName,
     CHANGE_FEED_POSTGRES_URL: database.postgresUrl ?? '',
+    CHANGE_FEED_WAIT_MS: '2000',
     JWT_SECRET: TEST_JWT_SECRET,
     SEED_FIXTURES: 'false',
     LOG_LEVEL: 'info',

@@ -52,6 +52,9 @@ export async function startTestServer(
     MONGODB_URI: testDb.uri,
     MONGODB_DB: testDb.dbName,
     CHANGE_FEED_POSTGRES_URL: testDb.postgresUrl,
+    // One cluster serves every file at once: its log holds all of their writes, which each server's
+    // slot decodes, so under the suite's load the feed can take more than the default second.
+    CHANGE_FEED_WAIT_MS: '2000',
     JWT_SECRET: TEST_JWT_SECRET,
     SEED_FIXTURES: 'false',
     LOG_LEVEL: 'silent',
