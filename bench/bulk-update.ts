@@ -1,9 +1,9 @@
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Document } from 'mongodb';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { startServer } from '../src/server';
+import { loadText } from './proc';
 
 const USAGE = `Usage: node --import tsx bench/bulk-update.ts --uri URI --db NAME [--postgres-url URL] [--products N]
 
@@ -64,12 +64,7 @@ const reader = (async () => {
     reads.set(phase, list);
   }
 })();
-console.log(
-  `${await products.estimatedDocumentCount()} products; load ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`${await products.estimatedDocumentCount()} products; load ${loadText()}`);
 await sleep(5_000);
 for (const round of [1, 2]) {
   phase = `during updateMany ${round}`;
@@ -108,11 +103,6 @@ for (const [name, list] of reads) {
     `reads ${name}: p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms (n=${list.length})`,
   );
 }
-console.log(
-  `load ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`load ${loadText()}`);
 await client.close();
 await server.close();

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Document } from 'mongodb';
 import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/db/search-grams';
@@ -13,7 +12,7 @@ import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
 import { median } from './median';
 import { feedAtRate } from './feed-rate';
-import { descendants, totalCpuMs } from './proc';
+import { descendants, loadText, totalCpuMs } from './proc';
 
 const USAGE = `Usage: node --import tsx bench/outside-writes.ts --uri URI --db NAME --db-pid PID [--writes N]
        [--rate N --seconds S] [--idle-only --idle-seconds S] [--visible-only]
@@ -327,12 +326,7 @@ async function laterPages(client: MongoClient): Promise<void> {
 
 const client = await MongoClient.connect(uri);
 const products = client.db(dbName).collection<Document>('products');
-console.log(
-  `${await products.estimatedDocumentCount()} products; load ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`${await products.estimatedDocumentCount()} products; load ${loadText()}`);
 if (RATE !== undefined) {
   await feedAtRate({
     products,
@@ -354,10 +348,5 @@ if (RATE !== undefined) {
   await searchesPending(products);
   await writeToVisible(products);
 }
-console.log(
-  `load ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`load ${loadText()}`);
 await client.close();

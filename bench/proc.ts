@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
+import os from 'node:os';
 
 /** Per-process CPU and memory from Linux /proc, read from outside the measured process. */
 
@@ -95,4 +96,12 @@ export function resetPeakRss(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The machine's load averages (1, 5, 15 minutes), as a figure's context. */
+export function loadText(): string {
+  return os
+    .loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ');
 }
