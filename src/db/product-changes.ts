@@ -6,8 +6,8 @@ import { READABLE_PRODUCT } from './readable-filter';
  * What a product change can touch. A filter or a count reads only these fields of a product (its
  * keys, the searched texts, the category and the brand, and whether its name and price can be
  * read): a change that leaves them all as they were (a price, a stock flag, a description) moves
- * the product into or out of no list, so no
- * total changes and only the cached answers that hold the product do. Only a source that knows
+ * the product into or out of no list, so no total changes and only the cached answers that hold
+ * the product do. Only a source that knows
  * the document before the change (the log) can tell; without it every change moves lists.
  */
 const LISTED_FIELDS = [
@@ -28,12 +28,32 @@ export const ANY_PRODUCT_TAG = 'product:*';
 const same = (a: unknown, b: unknown) =>
   Buffer.from(BSON.serialize({ value: a })).equals(BSON.serialize({ value: b }));
 
+/** The `$type` alias of a value as the driver decoded it (numbers: both aliases a set lists together). */
+function typeAlias(value: unknown): string {
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return 'double';
+  const bsonType = (value as { _bsontype?: string } | null)?._bsontype;
+  return bsonType === 'Decimal128' ? 'decimal' : bsonType === 'Long' ? 'long' : 'other';
+}
+
+const atPath = (doc: Document, path: string): unknown =>
+  path.split('.').reduce<unknown>((value, key) => (value as Document | undefined)?.[key], doc);
+
+/** Counts also leave out what no page can serve (src/db/readable-filter.ts): whether each clause holds. */
+const readableChecks = Object.entries(READABLE_PRODUCT as Record<string, { $type: string[] }>).map(
+  ([path, { $type }]) =>
+    (doc: Document) =>
+      $type.includes(typeAlias(atPath(doc, path))),
+);
+
 function keepsItsLists(change: FeedChange<Document>): boolean {
   const { before, document: after } = change;
   return (
     before !== undefined &&
     after !== null &&
-    LISTED_FIELDS.every((field) => same(before[field], after[field]))
+    LISTED_FIELDS.every((field) => same(before[field], after[field])) &&
+    readableChecks.every((readable) => readable(before) === readable(after))
   );
 }
 
