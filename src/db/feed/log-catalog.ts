@@ -14,6 +14,8 @@ export interface CollectionName {
 export interface LogCatalog {
   /** The collection of a table, read again from the catalogue once for a table it does not know. */
   collectionOf(table: string): Promise<CollectionName | undefined>;
+  /** False only for a table known to hold another database's or an unfollowed collection. */
+  mayFollow(table: string): boolean;
   /** Gives the followed collections' tables a full replica identity (those that exist now). */
   prepare(): Promise<void>;
 }
@@ -65,5 +67,9 @@ export function createLogCatalog(pool: pg.Pool, database: string, followed: read
       return tables.get(table);
     },
     prepare: reread,
+    mayFollow(table) {
+      const name = tables.get(table);
+      return !name || (name.database === database && followed.includes(name.collection));
+    },
   };
 }

@@ -36,6 +36,11 @@ export interface SessionHandlers {
   /** Everything committed before `lsn` has been handed on (the server caught up with its log). */
   onProgress(lsn: Lsn): void;
   onClose(error?: Error): void;
+  /**
+   * Whether a table's rows may be wanted: false drops them as they arrive, uncopied (the log holds
+   * every database's writes; a cluster that serves many keeps a reader from copying all of them).
+   */
+  keeps(table: string): boolean;
 }
 
 export interface SlotSpec {
@@ -63,11 +68,13 @@ const PG_EPOCH_MS = 946_684_800_000n;
 
 type Queued = { transaction: LogTransaction } | { progress: Lsn };
 
-const bytes = (value: unknown) => (Buffer.isBuffer(value) ? value : undefined);
+// A copy: pg reuses the buffer a message arrives in, and the decoded values are views into it,
+// while the transaction is handled later (asynchronously).
+const bytes = (value: unknown) => (Buffer.isBuffer(value) ? Buffer.from(value) : undefined);
 
-function rowChange(message: Pgoutput.Message): RowChange | undefined {
+function rowChange(message: Pgoutput.Message, keeps: (table: string) => boolean): RowChange | undefined {
   if (message.tag !== 'insert' && message.tag !== 'update' && message.tag !== 'delete') return undefined;
-  if (message.relation.schema !== DOCUMENT_TABLES) return undefined;
+  if (message.relation.schema !== DOCUMENT_TABLES || !keeps(message.relation.name)) return undefined;
   const table = message.relation.name;
   if (message.tag === 'insert') return { table, after: bytes(message.new.document) };
   const before = bytes(message.old?.document);
@@ -153,16 +160,14 @@ export async function openLogSession(
       return;
     }
     if (chunk[0] !== 0x77) return;
-    // pg reuses the buffer a message arrives in, and the decoded values are views into it: a copy
-    // keeps them whole until the (asynchronous) handling of their transaction.
-    const message = decoder.parse(Buffer.from(chunk.subarray(25))) as Pgoutput.Message;
+    const message = decoder.parse(chunk.subarray(25)) as Pgoutput.Message;
     if (message.tag === 'begin') open = { endLsn: 0n, changes: [] };
     else if (message.tag === 'commit' && open) {
       open.endLsn = lsnOf(message.commitEndLsn ?? '0/0');
       enqueue({ transaction: open });
       open = undefined;
     } else {
-      const change = rowChange(message);
+      const change = rowChange(message, handlers.keeps);
       if (change && open) open.changes.push(change);
     }
   });

@@ -138,6 +138,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
         },
         onProgress: handled,
         onClose: (error) => closedWith(error),
+        keeps: (table) => catalog.mayFollow(table),
       },
     ).then((opened) => {
       session = opened;
