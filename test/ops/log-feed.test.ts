@@ -1,5 +1,7 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logApplicationName } from '../../src/db/feed/log';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { productFilter } from '../../src/db/product-plans';
 import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
@@ -196,5 +198,40 @@ describe('a cached page follows a write without updated_at', () => {
     // A rename may move the product into other lists: every page goes.
     await writer.products.updateOne({ _id: doc._id }, { $set: { name: `renamed ${word()}` } });
     expect((await get(other)).cache).toBe('MISS');
+  });
+
+  it('drops every cached answer when its own reading of the log was cut (what it missed is unknown)', async () => {
+    const id = await anyProductId();
+    const page = async () => {
+      const response = await cached.request(`/api/v1/products?per_page=100`);
+      const body = (await response.json()) as { data: { id: number; name: string }[] };
+      return body.data.find((row) => row.id === id)?.name;
+    };
+    await page();
+    const sql = new pg.Client({ connectionString: cached.testDb.postgresUrl });
+    await sql.connect();
+    try {
+      const ownReaders = async () =>
+        (
+          await sql.query<{ pid: number }>(
+            'SELECT pid FROM pg_stat_replication WHERE application_name = $1',
+            [logApplicationName(cached.testDb.dbName, 'own')],
+          )
+        ).rows.map((row) => row.pid);
+      const cut = await ownReaders();
+      expect(cut).toHaveLength(2); // both instances on this database
+      await sql.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [cut]);
+      // Committed while no slot of theirs reads the log: their new slots start after it.
+      const name = `unseen ${word()}`;
+      await writer.products.updateOne({ _id: id } as Document, { $set: { name } });
+      const reopened = async () => (await ownReaders()).filter((pid) => !cut.includes(pid)).length === 2;
+      const deadline = Date.now() + 10_000;
+      while (!(await reopened()) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await reopened()).toBe(true);
+      expect(await page()).toBe(name);
+    } finally {
+      await sql.end();
+    }
   });
 });

@@ -46,6 +46,8 @@ export interface SessionHandlers {
 export interface SlotSpec {
   name: string;
   publication: string;
+  /** Shown in pg_stat_replication (which gateway, which database, which channel). */
+  applicationName: string;
   /** Made by this session and dropped when it ends. */
   temporary: boolean;
 }
@@ -101,7 +103,11 @@ export async function openLogSession(
   slot: SlotSpec,
   handlers: SessionHandlers,
 ): Promise<LogSession> {
-  const client = new pg.Client({ connectionString, replication: 'database' } as pg.ClientConfig);
+  const client = new pg.Client({
+    connectionString,
+    replication: 'database',
+    application_name: slot.applicationName,
+  } as pg.ClientConfig);
   await client.connect();
   const decoder = new PgoutputPlugin({ protoVersion: 1, publicationNames: [slot.publication] });
   // pg's Client hides the protocol connection; replication needs its copy stream.

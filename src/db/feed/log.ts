@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { BSON, type Document } from 'mongodb';
-import { freshCheck } from '../fresh-check';
 import { createLogCatalog } from './log-catalog';
-import { openLogSession, type LogSession, type LogTransaction, type RowChange } from './log-session';
-import { type Lsn, lsnOf } from './lsn';
+import { keepChannelOpen, type ChannelSpec } from './log-channel';
+import { createLogPositions } from './log-position';
+import type { LogSession, LogTransaction, RowChange } from './log-session';
 import { createPositionWaiter } from './position-waiter';
 
 /**
@@ -59,14 +59,12 @@ export interface LogSource {
   close(): Promise<void>;
 }
 
-interface OpenChannel {
-  session: LogSession;
-  /** Settles when the session ends, with the error that ended it. */
-  closed: Promise<Error | undefined>;
-}
-
 export const LOG_PUBLICATION = 'storefront_feed';
-const RETRY_MS = 2_000;
+
+/** How a channel's connection is named in pg_stat_replication (PostgreSQL keeps 63 bytes). */
+export function logApplicationName(dbName: string, channel: LogChannel): string {
+  return `storefront ${channel} ${dbName}`.slice(0, 63);
+}
 
 /** The lasting slot of a database: one per database the gateway serves, whatever the fleet. */
 export function lastingSlotName(dbName: string): string {
@@ -82,7 +80,6 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   const lastingSlot = lastingSlotName(options.dbName);
   const listeners: Record<LogChannel, Map<string, LogListener[]>> = { own: new Map(), derived: new Map() };
   const own = createPositionWaiter();
-  let stopped = false;
   let lastCaughtUp = Date.now();
 
   async function hand(channel: LogChannel, transaction: LogTransaction): Promise<void> {
@@ -98,129 +95,60 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
       for (const listener of listeners[channel].get(collection) ?? []) await listener([...changes.values()]);
   }
 
-  const ownChannel = keepOpen('own', () =>
-    openChannel(
-      { name: `storefront_own_${randomBytes(8).toString('hex')}`, temporary: true },
-      'own',
-      (lsn) => {
-        own.reached(lsn);
-        lastCaughtUp = Date.now();
-      },
-    ),
-  );
-  let holding: LogSession | undefined;
-  const derivedChannel = keepOpen('derived', async () => {
-    if (await prepareLastingSlot(pool, lastingSlot, options)) await options.onResync?.();
-    const channel = await openChannel({ name: lastingSlot, temporary: false }, 'derived', () => undefined);
-    holding = channel.session;
-    return channel;
-  });
-
-  function openChannel(
-    slot: { name: string; temporary: boolean },
-    channel: LogChannel,
-    onHandled: (lsn: Lsn) => void,
-  ): Promise<OpenChannel> {
-    let closedWith: (error?: Error) => void = () => undefined;
-    const closed = new Promise<Error | undefined>((resolve) => (closedWith = resolve));
-    let session: LogSession | undefined;
-    const handled = (lsn: Lsn) => {
-      session?.confirm(lsn);
-      onHandled(lsn);
-    };
-    return openLogSession(
-      options.postgresUrl,
-      { ...slot, publication: LOG_PUBLICATION },
-      {
-        onTransaction: async (transaction) => {
-          await hand(channel, transaction);
-          handled(transaction.endLsn);
-        },
-        onProgress: handled,
-        onClose: (error) => closedWith(error),
-        keeps: (table) => catalog.mayFollow(table),
-      },
-    ).then((opened) => {
-      session = opened;
-      return { session: opened, closed };
+  const channel = (name: LogChannel, spec: Pick<ChannelSpec, 'slot' | 'handled' | 'onOpen' | 'onEnd'>) =>
+    keepChannelOpen({
+      ...spec,
+      postgresUrl: options.postgresUrl,
+      publication: LOG_PUBLICATION,
+      applicationName: logApplicationName(options.dbName, name),
+      hand: (transaction) => hand(name, transaction),
+      keeps: (table) => catalog.mayFollow(table),
+      onError: (error) => options.onError(error, name),
     });
-  }
-
-  /** Opens a channel and opens it again whenever it closes, until the source is closed. */
-  function keepOpen(channel: LogChannel, open: () => Promise<OpenChannel>) {
-    let current: LogSession | undefined;
-    const opened = (async () => {
-      for (let attempt = 0; !stopped; attempt++) {
-        try {
-          const result = await open();
-          current = result.session;
-          const error = await result.closed;
-          if (error && !stopped) options.onError(error, channel);
-        } catch (error) {
-          // The lasting slot streaming to another instance is the normal state of a follower.
-          if (!stopped && !isSlotBusy(error)) options.onError(error, channel);
-        } finally {
-          if (channel === 'derived') holding = undefined;
-        }
-        if (!stopped) await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
-      }
-    })();
-    return { opened, close: () => current?.close() };
-  }
-
-  const target = freshCheck(async () => {
-    const { rows } = await pool.query<{ now: string; derived: string | null }>(
-      `SELECT pg_current_wal_insert_lsn()::text AS now,
-              (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1) AS derived`,
-      [lastingSlot],
-    );
-    return { now: lsnOf(rows[0]!.now), derived: rows[0]!.derived ? lsnOf(rows[0]!.derived) : 0n };
+  const ownChannel = channel('own', {
+    slot: async () => ({ name: `storefront_own_${randomBytes(8).toString('hex')}`, temporary: true }),
+    handled: (lsn) => {
+      own.reached(lsn);
+      lastCaughtUp = Date.now();
+    },
+    // A new temporary slot starts at the log's end: what was committed while none was open is unseen.
+    onOpen: async (_session, reopened) => {
+      if (reopened) await handGap();
+    },
+    onEnd: () => undefined,
   });
-  const derivedSince = freshCheck(async () => {
-    const { rows } = await pool.query<{ derived: string | null }>(
-      `SELECT confirmed_flush_lsn::text AS derived FROM pg_replication_slots WHERE slot_name = $1`,
-      [lastingSlot],
-    );
-    return rows[0]?.derived ? lsnOf(rows[0].derived) : 0n;
+  let holding: LogSession | undefined;
+  const derivedChannel = channel('derived', {
+    slot: async () => {
+      if (await prepareLastingSlot(pool, lastingSlot, options)) await options.onResync?.();
+      return { name: lastingSlot, temporary: false };
+    },
+    handled: () => undefined,
+    onOpen: (session) => {
+      holding = session;
+    },
+    onEnd: () => {
+      holding = undefined;
+    },
   });
 
-  // Once a wait ran out, the checks of the next moment do not wait again: one request asks several
-  // times (its plan, its total, its cache), and its deadline is not a multiple of the wait.
-  let lastTimedOut = 0;
-  const patience = () => (Date.now() - lastTimedOut < options.waitMs ? 0 : options.waitMs);
-
-  async function derivedReaches(lsn: Lsn, known: Lsn, deadline: number): Promise<boolean> {
-    for (let reached = known; ; reached = await derivedSince()) {
-      if (reached >= lsn) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  async function handGap(): Promise<void> {
+    for (const collectionListeners of listeners.own.values())
+      for (const listener of collectionListeners) await listener([], true);
   }
+
+  const positions = createLogPositions(pool, lastingSlot, options.waitMs, own);
 
   return {
     follow(collection, channel, listener) {
       const list = listeners[channel].get(collection) ?? [];
       listeners[channel].set(collection, [...list, listener]);
     },
-    async caughtUp() {
-      const { now, derived } = await target();
-      const waitMs = patience();
-      const [ownDone, derivedDone] = await Promise.all([
-        own.waitFor(now, waitMs),
-        derivedReaches(now, derived, Date.now() + waitMs),
-      ]);
-      if (!ownDone || !derivedDone) lastTimedOut = Date.now();
-      return { own: ownDone, derived: derivedDone };
-    },
-    async handedOn() {
-      const done = await own.waitFor((await target()).now, patience());
-      if (!done) lastTimedOut = Date.now();
-      return done;
-    },
+    caughtUp: positions.caughtUp,
+    handedOn: positions.handedOn,
     leading: () => holding !== undefined,
     lagSeconds: () => (own.pending() ? (Date.now() - lastCaughtUp) / 1000 : 0),
     async close() {
-      stopped = true;
       await Promise.all([ownChannel.close(), derivedChannel.close()]);
       await pool.end().catch(() => undefined);
     },
@@ -240,10 +168,6 @@ function merge(changes: Map<string, LogChange>, change: LogChange): void {
   const earlier = changes.get(key);
   changes.delete(key);
   changes.set(key, earlier ? { _id: change._id, before: earlier.before, after: change.after } : change);
-}
-
-function isSlotBusy(error: unknown): boolean {
-  return error instanceof Error && /is active for PID/.test(error.message);
 }
 
 /**

@@ -1,0 +1,66 @@
+import type pg from 'pg';
+import { freshCheck } from '../fresh-check';
+import { type Lsn, lsnOf } from './lsn';
+import type { createPositionWaiter } from './position-waiter';
+
+/**
+ * Whether the log feed's channels have handed on everything committed before a request: the log's
+ * position is read once (shared by the requests that asked while one read was out), then the own
+ * channel's handed position is awaited, and the lasting slot's confirmed position polled, each for
+ * at most `waitMs`.
+ */
+export function createLogPositions(
+  pool: pg.Pool,
+  lastingSlot: string,
+  waitMs: number,
+  own: ReturnType<typeof createPositionWaiter>,
+) {
+  const target = freshCheck(async () => {
+    const { rows } = await pool.query<{ now: string; derived: string | null }>(
+      `SELECT pg_current_wal_insert_lsn()::text AS now,
+              (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1) AS derived`,
+      [lastingSlot],
+    );
+    return { now: lsnOf(rows[0]!.now), derived: rows[0]!.derived ? lsnOf(rows[0]!.derived) : 0n };
+  });
+  const derivedSince = freshCheck(async () => {
+    const { rows } = await pool.query<{ derived: string | null }>(
+      `SELECT confirmed_flush_lsn::text AS derived FROM pg_replication_slots WHERE slot_name = $1`,
+      [lastingSlot],
+    );
+    return rows[0]?.derived ? lsnOf(rows[0].derived) : 0n;
+  });
+
+  // Once a wait ran out, the checks of the next moment do not wait again: one request asks several
+  // times (its plan, its total, its cache), and its deadline is not a multiple of the wait.
+  let lastTimedOut = 0;
+  const patience = () => (Date.now() - lastTimedOut < waitMs ? 0 : waitMs);
+  const noted = (done: boolean) => {
+    if (!done) lastTimedOut = Date.now();
+    return done;
+  };
+
+  async function derivedReaches(lsn: Lsn, known: Lsn, deadline: number): Promise<boolean> {
+    for (let reached = known; ; reached = await derivedSince()) {
+      if (reached >= lsn) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  return {
+    async caughtUp(): Promise<{ own: boolean; derived: boolean }> {
+      const { now, derived } = await target();
+      const wait = patience();
+      const [ownDone, derivedDone] = await Promise.all([
+        own.waitFor(now, wait),
+        derivedReaches(now, derived, Date.now() + wait),
+      ]);
+      noted(ownDone && derivedDone);
+      return { own: ownDone, derived: derivedDone };
+    },
+    async handedOn(): Promise<boolean> {
+      return noted(await own.waitFor((await target()).now, patience()));
+    },
+  };
+}
