@@ -46,8 +46,10 @@ export const POSTGRES_SETTINGS: Readonly<Record<string, string>> = {
   max_replication_slots: '64',
   max_wal_senders: '64',
   // A gateway stopped for hours cannot fill the disk: past this its lasting slot is invalidated and
-  // the feed resyncs on its next start (src/db/feed/log.ts).
-  max_slot_wal_keep_size: '1GB',
+  // the feed resyncs on its next start (src/db/feed/log.ts). A slot cannot move past a transaction
+  // still open, and one updateMany of 20,000 products wrote 996 MB of WAL (docs/benchmarks.md): 1 GB
+  // invalidated both slots during it.
+  max_slot_wal_keep_size: '4GB',
 };
 
 /** For throw-away clusters (tests, bench): durability traded for speed. */
