@@ -125,7 +125,7 @@ export function serveLeverPrototype(
       useClientErrors({ logger }) as EnvelopPlugin,
       useGraphqlLimits({ hideSuggestions: true, isTrusted: () => false }) as EnvelopPlugin,
       useValidationRule(NoSchemaIntrospectionCustomRule),
-      ...(metrics.plugins as EnvelopPlugin[]),
+      metrics.plugin as EnvelopPlugin,
       useGraphQlJit({}, { enableIf: ({ document }) => isSingleQuery(document) }),
       useMaskedErrors(),
       cache,

@@ -35,7 +35,6 @@ import type { LogEvents } from './db/feed/open-feeds';
 import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
-import { shareEdgeHooks } from './http/shared-edge-hooks';
 import { createRouteLabel, type RouteLabel } from './http/routes';
 import { useStartPage } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
@@ -261,8 +260,7 @@ export function createApp(deps: AppDependencies): App {
         return maskError(asUnexpected(error), message, false);
       },
     },
-    // Every plugin's request and response hooks run as one pair (src/http/shared-edge-hooks.ts).
-    plugins: shareEdgeHooks([
+    plugins: [
       useRequestLog({
         logger: config.requestLog ? logger : undefined,
         metrics,
@@ -281,7 +279,7 @@ export function createApp(deps: AppDependencies): App {
       ...(metrics
         ? [
             useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
-            ...metrics.plugins,
+            metrics.plugin,
           ]
         : []),
       useStartPage({
@@ -362,7 +360,7 @@ export function createApp(deps: AppDependencies): App {
       }),
       // Last, so it sees every other plugin's final response.
       ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
-    ]),
+    ],
   });
   const { productFeed } = deps;
   if (productFeed) {

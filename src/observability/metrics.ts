@@ -16,7 +16,7 @@ export interface Metrics {
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
   /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
-  plugins: Plugin[];
+  plugin: Plugin;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -133,7 +133,12 @@ export function createMetrics({
   // Per operation: execution time, executions and errors. Parse and validate are cached by Yoga
   // (near zero after an operation's first request) and the request duration is
   // http_request_duration_seconds: their histograms said nothing new.
-  const plugins: Plugin[] = [endpoint, operations];
+  const plugin: Plugin = {
+    onPluginInit({ addPlugin }) {
+      addPlugin(endpoint);
+      addPlugin(operations);
+    },
+  };
 
   return {
     registry,
@@ -143,7 +148,7 @@ export function createMetrics({
     indexEvents,
     refusals,
     observeQuery,
-    plugins,
+    plugin,
   };
 }
 
