@@ -17,7 +17,8 @@ Results are written to bench/results/<timestamp>.json (git-ignored).
   --rounds R          Rounds; servers are interleaved in each, medians are reported (default 3)
   --connections C     Concurrent connections of the load generator (default 10)
   --scenarios a,b     Only these scenario ids (or id prefixes, e.g. rest,gql-order)
-  --servers a,b       Only these servers: ${SERVER_IDS.join(', ')} (all but lever-proto and yoga-jit by default)
+  --servers a,b       Only these servers: ${SERVER_IDS.join(', ')} (all but lever-proto, yoga-jit and ours-before by default;
+                      ours-before is ours from the checkout BENCH_BEFORE_DIR names)
   --smoke             Tiny data set, 1 s runs, 1 round, 5 scenarios covering every server: checks
                       the harness in well under a minute
   --profile ID        Profile one scenario with node --cpu-prof instead of benchmarking, then print
@@ -113,7 +114,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
     // The lever prototype runs only when named: it is a measurement of work not built, not a peer.
     servers:
       serverList(v.servers, 'servers') ??
-      SERVER_IDS.filter((id) => id !== 'lever-proto' && id !== 'yoga-jit'),
+      SERVER_IDS.filter((id) => id !== 'lever-proto' && id !== 'yoga-jit' && id !== 'ours-before'),
     smoke,
     profile: v.profile ?? null,
     profileServer: serverList(v['profile-server'], 'profile-server')?.[0] ?? 'ours',

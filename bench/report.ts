@@ -4,7 +4,7 @@ import type { Options } from './options';
 import type { Machine } from './results-file';
 import type { Scenario } from './scenarios';
 import { SERVER_LABELS } from './servers';
-import type { ServerCostTarget, Summary, TargetRow } from './summary';
+import { FLOOR_FACTOR, type ServerCostTarget, type Summary, type TargetRow } from './summary';
 
 /** The Markdown printed on stdout: a table per scenario, the processes at rest, the targets. */
 
@@ -48,16 +48,21 @@ function scenarioTable(scenario: Scenario, summaries: Summary[], checks: Scenari
   return `### ${scenario.title}\n\n${markdownTable(header, 'lrrrrrrrrrl', rows)}`;
 }
 
-/** "ours ≤ mercurius-jit CPU/req on gql-order: 0.41 vs 0.30 ms (1.37×) — missed", one per target. */
+/**
+ * "gql-order: ours ÷ yoga-jit 1.37× (0.563 vs 0.411 ms; Mercurius + jit 0.301, baseline 0.318) — missed",
+ * one line per scenario.
+ */
 function serverCostLines(targets: ServerCostTarget[]): string {
-  if (targets.length === 0) return 'No scenario of this run has ours beside the server a target names.';
+  if (targets.length === 0) return 'No scenario of this run has ours beside yoga-jit (add it to --servers).';
+  const ms = (value: number | null) => (value === null ? '—' : value.toFixed(3));
   return targets
     .map((target) => {
-      const limit = target.factor === 1 ? target.against : `${target.factor}× ${target.against}`;
       const outcome = target.met === null ? 'unknown' : target.met ? 'met' : 'missed';
+      const where = target.floorScenario === target.scenario ? '' : ` on ${target.floorScenario}`;
       return (
-        `- ours ≤ ${limit} server CPU/req on ${target.scenario}: ${target.ours.toFixed(3)} vs ` +
-        `${target.other.toFixed(3)} ms (${(target.ours / target.other).toFixed(2)}×) — ${outcome}`
+        `- ${target.scenario}: ours ÷ yoga-jit${where} ${(target.ours / target.floor).toFixed(2)}× ` +
+        `(${ms(target.ours)} vs ${ms(target.floor)} ms; Mercurius + jit ${ms(target.mercuriusJit)}, ` +
+        `baseline ${ms(target.baseline)}) — ${outcome} (≤ ${FLOOR_FACTOR}×)`
       );
     })
     .join('\n');
@@ -120,6 +125,6 @@ export function benchmarkReport(facts: ReportFacts): string {
   return (
     `\n${header}\n${sections.join('\n\n')}\n\n### At rest (before the rounds)\n\n${idleTable(facts.idle)}\n\n` +
     `### Targets (issue 6)\n\n${targetTable(facts.targets)}\n\n` +
-    `### Server cost targets (issue 29)\n\n${serverCostLines(facts.serverCost)}\n`
+    `### Server cost against the fixed stack's floor (issue 38: ours ≤ ${FLOOR_FACTOR}× yoga-jit)\n\n${serverCostLines(facts.serverCost)}\n`
   );
 }

@@ -52,7 +52,9 @@ export function selectScenarios(all: Scenario[], options: Options): Scenario[] {
     .map((scenario) => ({
       ...scenario,
       requests: Object.fromEntries(
-        Object.entries(scenario.requests).filter(([id]) => allowed.has(id as ServerId)),
+        Object.entries({ ...scenario.requests, 'ours-before': scenario.requests.ours }).filter(
+          ([id, request]) => request && allowed.has(id as ServerId),
+        ),
       ) as Scenario['requests'],
     }))
     .filter((scenario) => Object.keys(scenario.requests).length > 0);

@@ -17,6 +17,11 @@ export interface Scenario {
   title: string;
   api: 'rest' | 'graphql';
   requests: Partial<Record<ServerId, RequestSpec>>;
+  /**
+   * A REST scenario's GraphQL twin: the scenario whose operation the adapter runs for it. Its
+   * yoga-jit figure is the REST one's floor (yoga-jit serves no /api/v1).
+   */
+  graphqlTwin?: string;
 }
 
 export interface ScenarioData {
@@ -176,6 +181,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       id: 'rest-products-p1',
       title: 'REST product list, page 1 (GET /api/v1/products)',
       api: 'rest',
+      graphqlTwin: 'gql-product-page',
       requests: {
         baseline: get('/api/v1/products'),
         ours: get('/api/v1/products'),
@@ -199,6 +205,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       id: 'rest-products-search',
       title: `REST product list with search (search=${data.listSearch})`,
       api: 'rest',
+      graphqlTwin: 'gql-product-page-search',
       requests: {
         baseline: get(`/api/v1/products?search=${listSearch}`),
         ours: get(`/api/v1/products?search=${listSearch}`),
@@ -210,6 +217,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       id: 'rest-search',
       title: `REST search (GET /api/v1/products/search?term=${data.searchTerm})`,
       api: 'rest',
+      graphqlTwin: 'gql-search-page',
       requests: {
         baseline: get(`/api/v1/products/search?term=${term}`),
         ours: get(`/api/v1/products/search?term=${term}`),
@@ -220,6 +228,7 @@ export function buildScenarios(data: ScenarioData): Scenario[] {
       id: 'rest-order',
       title: "REST order with the owner's token (GET /api/v1/orders/{ulid})",
       api: 'rest',
+      graphqlTwin: 'gql-order',
       requests: {
         baseline: get(`/api/v1/orders/${data.orderUlid}`, auth),
         ours: get(`/api/v1/orders/${data.orderUlid}`, auth),

@@ -19,6 +19,7 @@ export const SERVER_IDS = [
   'sofa',
   'lever-proto',
   'yoga-jit',
+  'ours-before',
 ] as const;
 export type ServerId = (typeof SERVER_IDS)[number];
 
@@ -33,6 +34,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   sofa: 'SOFA (sofa-api)',
   'lever-proto': 'lever prototype (our plugins on envelop + node:http)',
   'yoga-jit': 'createYoga + graphql-jit (no guards)',
+  'ours-before': 'ours as BENCH_BEFORE_DIR has it (the same settings)',
 };
 
 /**
@@ -50,6 +52,7 @@ const UNREACHED_LIMITS = {
 };
 const EXTRA_ENV: Partial<Record<ServerId, Record<string, string>>> = {
   ours: { RESPONSE_CACHE_TTL_MS: '0', ...UNREACHED_LIMITS },
+  'ours-before': { RESPONSE_CACHE_TTL_MS: '0', ...UNREACHED_LIMITS },
   'ours-bare': { RESPONSE_CACHE_TTL_MS: '0', METRICS: 'off', REQUEST_LOG: 'off' },
   'ours-cached': { RESPONSE_CACHE_TTL_MS: '3600000', ...UNREACHED_LIMITS },
 };
@@ -65,7 +68,19 @@ const ENTRY: Record<ServerId, string[]> = {
   sofa: ['bench/peers/sofa.ts'],
   'lever-proto': ['bench/peers/lever-proto.ts'],
   'yoga-jit': ['bench/peers/yoga.ts'],
+  'ours-before': ['bench/ours.ts'],
 };
+
+/**
+ * `ours-before` is `ours` from another checkout (BENCH_BEFORE_DIR, with its own node_modules),
+ * so a change and its base are measured interleaved in one run, on the same load.
+ */
+function checkoutOf(id: ServerId): string {
+  if (id !== 'ours-before') return process.cwd();
+  const dir = process.env.BENCH_BEFORE_DIR;
+  if (!dir) throw new Error('ours-before needs BENCH_BEFORE_DIR: the checkout to run ours from');
+  return path.resolve(dir);
+}
 
 /** The HS256 secret every benchmark server and its tokens share. */
 export const BENCH_JWT_SECRET = 'bench-secret-of-at-least-32-characters-000';
@@ -143,7 +158,7 @@ export async function startServerProcess(
     process.execPath,
     [...ownFlags, ...(options.nodeFlags ?? []), '--import', 'tsx', ...ENTRY[id]],
     {
-      cwd: process.cwd(),
+      cwd: checkoutOf(id),
       env: {
         ...inherited,
         ...options.env,
@@ -158,7 +173,7 @@ export async function startServerProcess(
         RATE_LIMIT_COST_PER_MINUTE: '0',
         // And opens up to 400 connections from one address (bench/attacks.ts).
         MAX_CONNECTIONS_PER_ADDRESS: '0',
-        DATA_DIR: path.join(options.logDir, '..', 'ours-data'),
+        DATA_DIR: path.join(options.logDir, '..', id === 'ours-before' ? 'ours-before-data' : 'ours-data'),
         ...EXTRA_ENV[id],
         ...options.extraEnv,
       },

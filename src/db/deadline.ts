@@ -62,80 +62,107 @@ export function guardRepository<T extends AsyncMethods>(
   { timeoutMs, graceMs, laneOf, observe }: GuardOptions<T>,
 ): (signal?: AbortSignal) => T {
   const timed = observe ? instrumented(name, repository, observe) : repository;
-  const methods = Object.keys(repository).map((method) => ({
-    method,
-    query: `${name}.${method}`,
-    // CallOptions goes after the declared parameters, whatever the caller passed.
-    arity: (repository[method] as (...args: never[]) => unknown).length,
-    call: timed[method] as (...args: unknown[]) => Promise<unknown>,
-  }));
-
+  // The methods are made once, on a prototype: binding a repository to a request is one small
+  // object, not a closure per method per request (two repositories, ~20 methods, every request).
+  const prototype: Record<string, unknown> = {};
+  for (const method of Object.keys(repository)) {
+    const spec: MethodSpec = {
+      query: `${name}.${method}`,
+      // CallOptions goes after the declared parameters, whatever the caller passed.
+      arity: (repository[method] as (...args: never[]) => unknown).length,
+      call: timed[method] as (...args: unknown[]) => Promise<unknown>,
+      laneOf: (args) => laneOf(method as keyof T & string, args),
+    };
+    prototype[method] = function (this: RequestBinding, ...args: unknown[]) {
+      return guardedCall(this, spec, args, timeoutMs, graceMs);
+    };
+  }
   return (requestSignal) => {
-    const bound: Record<string, unknown> = {};
-    const deadlineKey = requestSignal ?? bound;
-    // One listener on the request's signal for all its calls, added by the first.
-    const inFlight = new Set<() => void>();
-    let listening = false;
-    for (const { method, query, arity, call } of methods) {
-      bound[method] = (...args: unknown[]) => {
-        const lane = laneOf(method as keyof T & string, args);
-        let deadline = requestDeadlines.get(deadlineKey);
-        if (deadline === undefined) {
-          deadline = performance.now() + timeoutMs + graceMs;
-          requestDeadlines.set(deadlineKey, deadline);
-        }
-        const until = deadline;
-        const left = until - performance.now();
-        if (left <= 0) return Promise.reject(new DatabaseTimeoutError(query, timeoutMs));
-        if (requestSignal?.aborted) return Promise.reject(new RequestAbandonedError(query));
-        if (requestSignal && !listening) {
-          listening = true;
-          requestSignal.addEventListener('abort', () => inFlight.forEach((leave) => leave()), { once: true });
-        }
-        const controller = new AbortController();
-        const { signal } = controller;
-        return new Promise((resolve, reject) => {
-          // One timer at a time: the request's deadline while queued, then the nearer of it and the call's.
-          let timer: NodeJS.Timeout | undefined;
-          const settle = () => {
-            clearTimeout(timer);
-            inFlight.delete(leave);
-          };
-          // The caller is answered at once; the driver lets go of the slot when it sees the abort.
-          const stop = (reason: Error) => {
-            settle();
-            controller.abort(reason);
-            reject(reason);
-          };
-          const leave = () => stop(new RequestAbandonedError(query));
-          const expire = () => stop(new DatabaseTimeoutError(query, timeoutMs));
-          inFlight.add(leave);
-          lane
-            .run(
-              () => {
-                clearTimeout(timer);
-                timer = setTimeout(expire, Math.min(timeoutMs, until - performance.now()));
-                const positional = args.slice(0, arity);
-                positional.length = arity;
-                return call(...positional, { signal } satisfies CallOptions);
-              },
-              { signal, request: requestSignal },
-            )
-            .then(
-              (value) => {
-                settle();
-                resolve(value);
-              },
-              (error: unknown) => {
-                settle();
-                reject(error as Error);
-              },
-            );
-          // Admitted in this turn unless the lane queued it: the wait is bounded by the deadline.
-          timer ??= setTimeout(expire, left);
-        });
-      };
-    }
-    return bound as T;
+    const binding: RequestBinding = Object.create(prototype) as RequestBinding;
+    binding.signal = requestSignal;
+    binding.inFlight = undefined;
+    return binding as unknown as T;
   };
+}
+
+interface MethodSpec {
+  query: string;
+  arity: number;
+  call: (...args: unknown[]) => Promise<unknown>;
+  laneOf: (args: readonly unknown[]) => Lane;
+}
+
+/** A repository bound to one request: its signal, and the calls its abort must stop (the first adds the listener). */
+interface RequestBinding {
+  signal: AbortSignal | undefined;
+  inFlight: Set<() => void> | undefined;
+}
+
+function guardedCall(
+  binding: RequestBinding,
+  { query, arity, call, laneOf }: MethodSpec,
+  args: unknown[],
+  timeoutMs: number,
+  graceMs: number,
+): Promise<unknown> {
+  const requestSignal = binding.signal;
+  const lane = laneOf(args);
+  const deadlineKey = requestSignal ?? binding;
+  let deadline = requestDeadlines.get(deadlineKey);
+  if (deadline === undefined) {
+    deadline = performance.now() + timeoutMs + graceMs;
+    requestDeadlines.set(deadlineKey, deadline);
+  }
+  const until = deadline;
+  const left = until - performance.now();
+  if (left <= 0) return Promise.reject(new DatabaseTimeoutError(query, timeoutMs));
+  if (requestSignal?.aborted) return Promise.reject(new RequestAbandonedError(query));
+  let inFlight = binding.inFlight;
+  if (!inFlight) {
+    const calls = (inFlight = binding.inFlight = new Set());
+    requestSignal?.addEventListener('abort', () => calls.forEach((leave) => leave()), { once: true });
+  }
+  const controller = new AbortController();
+  const { signal } = controller;
+  const running = inFlight;
+  return new Promise((resolve, reject) => {
+    // One timer at a time: the request's deadline while queued, then the nearer of it and the call's.
+    let timer: NodeJS.Timeout | undefined;
+    const settle = () => {
+      clearTimeout(timer);
+      running.delete(leave);
+    };
+    // The caller is answered at once; the driver lets go of the slot when it sees the abort.
+    const stop = (reason: Error) => {
+      settle();
+      controller.abort(reason);
+      reject(reason);
+    };
+    const leave = () => stop(new RequestAbandonedError(query));
+    const expire = () => stop(new DatabaseTimeoutError(query, timeoutMs));
+    running.add(leave);
+    lane
+      .run(
+        () => {
+          clearTimeout(timer);
+          timer = setTimeout(expire, Math.min(timeoutMs, until - performance.now()));
+          const positional = args.slice(0, arity);
+          positional.length = arity;
+          return call(...positional, { signal } satisfies CallOptions);
+        },
+        { signal, request: requestSignal },
+      )
+      .then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settle();
+          reject(error as Error);
+        },
+      );
+    // Admitted in this turn unless the lane queued it: the wait is bounded by the deadline.
+    timer ??= setTimeout(expire, left);
+  });
 }
