@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { freshCheck } from '../fresh-check';
+import { RESYNC_TABLE } from './log-slot';
 import { type Lsn, lsnOf } from './lsn';
 import type { createPositionWaiter } from './position-waiter';
 
@@ -9,6 +10,10 @@ import type { createPositionWaiter } from './position-waiter';
  * channel's handed position is awaited, and the lasting slot's confirmed position polled, each for
  * at most `waitMs`.
  */
+/** The lasting slot's confirmed position, or none while its derived state is being resynced. */
+const DERIVED = `(SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1
+                    AND NOT EXISTS (SELECT 1 FROM ${RESYNC_TABLE} WHERE slot = $1))`;
+
 export function createLogPositions(
   pool: pg.Pool,
   lastingSlot: string,
@@ -17,17 +22,15 @@ export function createLogPositions(
 ) {
   const target = freshCheck(async () => {
     const { rows } = await pool.query<{ now: string; derived: string | null }>(
-      `SELECT pg_current_wal_insert_lsn()::text AS now,
-              (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1) AS derived`,
+      `SELECT pg_current_wal_insert_lsn()::text AS now, ${DERIVED} AS derived`,
       [lastingSlot],
     );
     return { now: lsnOf(rows[0]!.now), derived: rows[0]!.derived ? lsnOf(rows[0]!.derived) : 0n };
   });
   const derivedSince = freshCheck(async () => {
-    const { rows } = await pool.query<{ derived: string | null }>(
-      `SELECT confirmed_flush_lsn::text AS derived FROM pg_replication_slots WHERE slot_name = $1`,
-      [lastingSlot],
-    );
+    const { rows } = await pool.query<{ derived: string | null }>(`SELECT ${DERIVED} AS derived`, [
+      lastingSlot,
+    ]);
     return rows[0]?.derived ? lsnOf(rows[0].derived) : 0n;
   });
 
@@ -41,16 +44,22 @@ export function createLogPositions(
   };
 
   async function derivedReaches(lsn: Lsn, known: Lsn, deadline: number): Promise<boolean> {
-    for (let reached = known; ; reached = await derivedSince()) {
+    for (let reached = known; ; reached = await derivedSince().catch(() => 0n)) {
       if (reached >= lsn) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 
+  // PostgreSQL out of reach: nothing can be shown current, and the request answers from the
+  // documents (whose reads then fail the usual way: a 503, never an error of the feed's).
+  const position = () => target().catch(() => undefined);
+
   return {
     async caughtUp(): Promise<{ own: boolean; derived: boolean }> {
-      const { now, derived } = await target();
+      const known = await position();
+      if (!known) return { own: false, derived: false };
+      const { now, derived } = known;
       const wait = patience();
       const [ownDone, derivedDone] = await Promise.all([
         own.waitFor(now, wait),
@@ -60,7 +69,8 @@ export function createLogPositions(
       return { own: ownDone, derived: derivedDone };
     },
     async handedOn(): Promise<boolean> {
-      return noted(await own.waitFor((await target()).now, patience()));
+      const known = await position();
+      return known ? noted(await own.waitFor(known.now, patience())) : false;
     },
   };
 }

@@ -4,6 +4,7 @@ import { BSON, type Document } from 'mongodb';
 import { createLogCatalog } from './log-catalog';
 import { keepChannelOpen, type ChannelSpec } from './log-channel';
 import { createLogPositions } from './log-position';
+import { ensureResyncTable, prepareLastingSlot, resynced } from './log-slot';
 import type { LogSession, LogTransaction, RowChange } from './log-session';
 import { createPositionWaiter } from './position-waiter';
 
@@ -76,6 +77,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   pool.on('error', () => undefined);
   const catalog = createLogCatalog(pool, options.dbName, options.collections);
   await ensurePublication(pool);
+  await ensureResyncTable(pool);
   await catalog.prepare();
   const lastingSlot = lastingSlotName(options.dbName);
   const listeners: Record<LogChannel, Map<string, LogListener[]>> = { own: new Map(), derived: new Map() };
@@ -120,7 +122,10 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   let holding: LogSession | undefined;
   const derivedChannel = channel('derived', {
     slot: async () => {
-      if (await prepareLastingSlot(pool, lastingSlot, options)) await options.onResync?.();
+      if (await prepareLastingSlot(pool, lastingSlot, options)) {
+        await options.onResync?.();
+        await resynced(pool, lastingSlot);
+      }
       return { name: lastingSlot, temporary: false };
     },
     handled: () => undefined,
@@ -189,20 +194,3 @@ async function ensurePublication(pool: pg.Pool): Promise<void> {
  * Makes the lasting slot where it is missing, and again where the server invalidated it; says
  * whether it is new (what it would have handed on since the last run is unknown: resync).
  */
-async function prepareLastingSlot(pool: pg.Pool, slot: string, options: LogSourceOptions): Promise<boolean> {
-  const { rows } = await pool.query<{ wal_status: string | null }>(
-    'SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1',
-    [slot],
-  );
-  if (rows[0] && rows[0].wal_status !== 'lost') return false;
-  if (rows[0]) {
-    options.onSlotLost?.();
-    await pool.query('SELECT pg_drop_replication_slot($1)', [slot]);
-  }
-  await pool
-    .query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [slot])
-    .catch((error: { code?: string }) => {
-      if (error.code !== '42710') throw error;
-    });
-  return true;
-}
