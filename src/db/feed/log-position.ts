@@ -14,6 +14,9 @@ import type { createPositionWaiter } from './position-waiter';
 const DERIVED = `(SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1
                     AND NOT EXISTS (SELECT 1 FROM ${RESYNC_TABLE} WHERE slot = $1))`;
 
+/** The wait of a check made within `waitMs` of one that ran out. */
+const SHORT_WAIT_MS = 250;
+
 export function createLogPositions(
   pool: pg.Pool,
   lastingSlot: string,
@@ -34,10 +37,11 @@ export function createLogPositions(
     return rows[0]?.derived ? lsnOf(rows[0].derived) : 0n;
   });
 
-  // Once a wait ran out, the checks of the next moment do not wait again: one request asks several
-  // times (its plan, its total, its cache), and its deadline is not a multiple of the wait.
+  // Once a wait ran out, the checks of the next moment wait a little only: one request asks several
+  // times (its plan, its total, its cache), and its deadline is not a multiple of the wait. Not
+  // none: a feed a few milliseconds behind (another database's burst to decode) still catches up.
   let lastTimedOut = 0;
-  const patience = () => (Date.now() - lastTimedOut < waitMs ? 0 : waitMs);
+  const patience = () => (Date.now() - lastTimedOut < waitMs ? Math.min(waitMs, SHORT_WAIT_MS) : waitMs);
   const noted = (done: boolean) => {
     if (!done) lastTimedOut = Date.now();
     return done;
