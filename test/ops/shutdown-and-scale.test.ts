@@ -100,9 +100,12 @@ describe('SIGTERM under keep-alive load', () => {
       const child = spawnServer(
         serverProcessEnv(testDb, {
           RESPONSE_CACHE_TTL_MS: '0',
-          SHUTDOWN_DEADLINE_MS: '5000',
-          // What is tested is the drain, not overload: the load must not queue past the admission bound.
+          SHUTDOWN_DEADLINE_MS: '10000',
+          // What is tested is the drain, not overload: the load must not queue past the admission
+          // bound, nor a call past the database deadline while the suite's other files load the
+          // machine (in CI one request of 135 outlasted a 5 s deadline, in all three attempts).
           MONGODB_MAX_QUEUED_QUERIES: '1000',
+          MONGODB_TIMEOUT_MS: '8000',
         }),
       );
       let logs = '';
@@ -145,7 +148,7 @@ describe('SIGTERM under keep-alive load', () => {
       const received = [...statuses.values()].reduce((sum, count) => sum + count, 0);
       expect(received).toBe(served);
       expect(code).toBe(0);
-      expect(exitMs).toBeLessThan(5_000);
+      expect(exitMs).toBeLessThan(10_000);
       expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
       expect(statuses.get(200)).toBeGreaterThanOrEqual(50);
       // The listener is gone after SIGTERM, so reconnecting is refused; a reconnection the kernel
