@@ -1,7 +1,7 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBackgroundCommand } from '../support/background-commands';
-import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -86,14 +86,7 @@ describe('a category no product has', () => {
     expect(await restCategory(category)).toEqual({ ids: [], total: 0 });
     const template = (await writer.products.findOne({ _id: { $type: 'number' } } as Document))!;
     const id = 900_000 + Math.floor(Math.random() * 90_000);
-    await writer.products.insertOne({
-      ...template,
-      _id: id,
-      id,
-      category_name: category,
-      category_key: category,
-      variant: { ...(template.variant as Document), id },
-    } as Document);
+    await writer.products.insertOne(productLike(template, id, category));
     expect(await scan(category)).toEqual([id]);
     expect(await restCategory(category)).toEqual({ ids: [id], total: 1 });
     expect(await graphqlCategory(category)).toEqual({ ids: [id], total: 1 });

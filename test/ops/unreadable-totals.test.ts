@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { readProduct } from '../../src/db/document-reading';
 import { productFilter } from '../../src/db/product-plans';
-import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -62,15 +62,7 @@ beforeAll(async () => {
   server = await startTestServer();
   writer = await openOutsideWriter(server.testDb.uri, server.testDb.dbName);
   const template = (await writer.products.findOne({ _id: { $type: 'number' } } as Document))!;
-  const product = (id: number, changes: Document) => ({
-    ...template,
-    _id: id,
-    id,
-    category_name: category,
-    category_key: category,
-    variant: { ...(template.variant as Document), id },
-    ...changes,
-  });
+  const product = (id: number, changes: Document) => productLike(template, id, category, changes);
   const base = 800_000 + Math.floor(Math.random() * 90_000);
   const withoutName: Document = product(base + 3, { short_description: `made by ${noName}` });
   delete withoutName.name;

@@ -20,3 +20,24 @@ export async function openOutsideWriter(uri: string, dbName: string): Promise<Ou
     close: () => client.close(),
   };
 }
+
+/**
+ * Another product like `template`, as a writer would insert it: keyed `id` (its variant too, so
+ * the unique variant index takes it), filed under `category` as stored (`category_key` as given).
+ */
+export function productLike(
+  template: Document,
+  id: number,
+  category: string,
+  changes: Document = {},
+): Document {
+  return {
+    ...template,
+    _id: id,
+    id,
+    category_name: category,
+    category_key: category,
+    variant: { ...(template.variant as Document), id },
+    ...changes,
+  };
+}
