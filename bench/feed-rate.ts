@@ -1,7 +1,6 @@
-import type { Collection, Document } from 'mongodb';
-import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/db/search-grams';
-import { searchableTextOf } from '../src/db/search-grams-writer';
+import type { Collection, Db, Document } from 'mongodb';
 import type { RunningServer } from '../src/server';
+import { currentRows } from './projection';
 
 /**
  * Issue 26: the change feed under a steady stream of outside writes (bench/outside-writes.ts
@@ -16,6 +15,7 @@ import type { RunningServer } from '../src/server';
  */
 
 export interface FeedRateOptions {
+  db: Db;
   products: Collection<Document>;
   rate: number;
   seconds: number;
@@ -54,12 +54,8 @@ async function until(since: number, check: () => Promise<boolean>): Promise<numb
   }
 }
 
-const gramsCurrent = (doc: Document) =>
-  doc.search_grams_version === SEARCH_GRAMS_VERSION &&
-  doc.search_text_hash === searchTextHash(searchableTextOf(doc));
-
 /** Times each written product until its grams are current (one `$in` read every 100 ms). */
-function gramsWatcher(products: Collection<Document>) {
+function gramsWatcher(db: Db, products: Collection<Document>) {
   const outstanding = new Map<unknown, { word: string; started: number }>();
   const times: number[] = [];
   let stopping = false;
@@ -70,10 +66,11 @@ function gramsWatcher(products: Collection<Document>) {
       if (stopping && stoppedAt === Number.POSITIVE_INFINITY) stoppedAt = performance.now();
       if (outstanding.size > 0) {
         const docs = await products.find({ _id: { $in: [...outstanding.keys()] } } as Document).toArray();
+        const current = await currentRows(db, docs);
         const now = performance.now();
         for (const doc of docs) {
           const write = outstanding.get(doc._id);
-          if (write && String(doc.name).includes(write.word) && gramsCurrent(doc)) {
+          if (write && String(doc.name).includes(write.word) && current.has(doc._id)) {
             times.push(now - write.started);
             outstanding.delete(doc._id);
           }
@@ -238,14 +235,14 @@ export async function feedAtRate(options: FeedRateOptions): Promise<void> {
 
   const server = await options.startServer();
   // The feed resumes from its watermark: window A's writes are caught up before B is timed.
-  const backlog = gramsWatcher(products);
+  const backlog = gramsWatcher(options.db, products);
   for (const target of windows[0]!) backlog.add(target._id, '', 0);
   const caughtUp = await backlog.finish(120_000);
   if (caughtUp.unresolved > 0)
     console.log(`   (${caughtUp.unresolved} of window A's writes not caught up after 2 min)`);
   await sleep(2_000);
 
-  const grams = gramsWatcher(products);
+  const grams = gramsWatcher(options.db, products);
   let lag = lagSampler(server);
   const followed = await cpu(() =>
     writeSteadily(products, windows[1]!, rate, (target, word, started) =>
@@ -259,7 +256,7 @@ export async function feedAtRate(options: FeedRateOptions): Promise<void> {
   console.log(`   write → grams current: ${spread(gramsB.times)} (polled every ${GRAMS_POLL_MS} ms)`);
   console.log(`   feed lag (/metrics every 250 ms): ${spread(lagB)}`);
 
-  const gramsC = gramsWatcher(products);
+  const gramsC = gramsWatcher(options.db, products);
   lag = lagSampler(server);
   let writing = true;
   const probes = probe(server, products, () => writing);
@@ -291,7 +288,7 @@ export async function feedAtRate(options: FeedRateOptions): Promise<void> {
     })),
     { ordered: false },
   );
-  const restore = gramsWatcher(products);
+  const restore = gramsWatcher(options.db, products);
   for (const target of targets) restore.add(target._id, '', 0);
   const restored = await restore.finish(120_000);
   await server.close();

@@ -1,17 +1,16 @@
 import { parseArgs } from 'node:util';
 import { MongoClient, type Document } from 'mongodb';
-import { SEARCH_GRAMS_VERSION, searchTextHash } from '../src/db/search-grams';
 import { loadConfig } from '../src/config';
 import { openChangeFeed } from '../src/db/change-feed';
 import { DATES, pastFilter, TEXTS } from '../src/db/feed-range';
 import { createProductRepository } from '../src/db/product-repository';
-import { searchableTextOf } from '../src/db/search-grams-writer';
 import { statesComplete } from '../src/db/search-state';
 import { createTotalCache } from '../src/db/total-cache';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
 import { median } from './median';
 import { feedAtRate } from './feed-rate';
+import { currentRows } from './projection';
 import { descendants, loadText, totalCpuMs } from './proc';
 
 const USAGE = `Usage: node --import tsx bench/outside-writes.ts --uri URI --db NAME --db-pid PID [--writes N]
@@ -187,10 +186,7 @@ async function writeToVisible(products: import('mongodb').Collection<Document>):
     );
     const grams = until(started, async () => {
       const doc = await products.findOne({ _id: first._id });
-      return (
-        doc?.search_grams_version === SEARCH_GRAMS_VERSION &&
-        doc.search_text_hash === searchTextHash(searchableTextOf(doc))
-      );
+      return doc !== null && (await currentRows(client.db(dbName), [doc])).has(doc._id);
     });
     const purge = until(started, async () => JSON.stringify((await json(cached, page)).body).includes(word));
     timings.search.push(await search);
@@ -329,6 +325,7 @@ const products = client.db(dbName).collection<Document>('products');
 console.log(`${await products.estimatedDocumentCount()} products; load ${loadText()}`);
 if (RATE !== undefined) {
   await feedAtRate({
+    db: client.db(dbName),
     products,
     rate: RATE,
     seconds: SECONDS,

@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../src/config';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import {
-  backfillSearchGrams,
+  syncSearchProjection,
   DEFAULT_BACKFILL_BATCH,
   MAX_BACKFILL_BATCH,
   type BackfillProgress,
@@ -13,13 +13,14 @@ import { openToolDatabase, type ToolDatabase } from './tool-database';
 
 const USAGE = `Usage: npm run search:index -- [--batch-size B]
 
-Reads every product and writes the search grams (search_grams, search_grams_version,
-search_text_hash) where the stored ones were not made from its text now: missing, made by older
-rules, copied from another product, or left behind by an edit. Once the server runs, its change
-feed does this for every product written with a date in updated_at; run this for the first
-backfill, and after writes the feed cannot see (no date in updated_at). Until then such products
-are still found, by a slower scan (the server logs a warning and reports the number in /metrics
-as products_without_search_grams).
+Reads every product and makes the gateway's search projection (the collection product_search:
+each product's search grams and the fields a search filters on, keyed by its _id) what the
+products say: a row written where it is missing or differs, a row whose product is gone deleted.
+Nothing is written into products. Where the server reads the engine's log it keeps the projection
+exact by itself (and runs this when its log slot is new or was lost); with polling, run this
+after writes the feed cannot see (no date in updated_at). Until a first run completes, searches
+scan every product (the server logs a warning and reports the number in /metrics as
+products_without_search_grams).
 
 Then, once per database, it writes the products' before-images (product_search_state), which let
 a filter's kept total be adjusted while outside writes are pending; a server's first start does
@@ -93,10 +94,10 @@ async function main(): Promise<void> {
     database = await connectDatabase({ uri: tool.uri, dbName: config.mongo.dbName });
     await ensureIndexes(database.db);
     const started = performance.now();
-    const result = await backfillSearchGrams(database.db, { batchSize, onProgress: bar.update });
+    const result = await syncSearchProjection(database.db, { batchSize, onProgress: bar.update });
     bar.stop();
     console.log(
-      `Search grams written on ${result.written} of ${result.checked} products in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+      `Search grams written for ${result.written} of ${result.checked} products (${result.removed ?? 0} rows of products gone removed) in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
     if (!(await statesComplete(database.db))) {
       const imaging = performance.now();

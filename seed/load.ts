@@ -4,6 +4,8 @@ import { createOrderRepository } from '../src/db/order-repository';
 import { createProductRepository } from '../src/db/product-repository';
 import { SEARCH_GRAMS_INDEX } from '../src/db/product-search';
 import { dropStates } from '../src/db/search-state';
+import { dropProjection } from '../src/db/search-projection';
+import { markProjectionComplete, SEARCH_PROJECTION_COLLECTION } from '../src/db/search-projection-mark';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from './fixtures';
 import { DEFAULT_BATCH_SIZE, generateOrders, generateProducts } from './generator';
 
@@ -22,6 +24,7 @@ export async function emptyCollections(db: Db, { withIndexes = true } = {}): Pro
   await db.collection('orders').drop();
   // The products' before-images describe the catalogue dropped: the next server backfills them.
   await dropStates(db);
+  await dropProjection(db, { withIndexes });
   if (withIndexes) await ensureIndexes(db);
 }
 
@@ -33,6 +36,7 @@ export async function loadFixtures(db: Db): Promise<LoadCounts> {
   // The repositories insert keyed copies (src/db/documents.ts): the exported fixtures stay as they are.
   await products.insertMany(FIXTURE_PRODUCTS);
   await orders.insertMany(FIXTURE_ORDERS);
+  await markProjectionComplete(db);
   return { products: FIXTURE_PRODUCTS.length, orders: FIXTURE_ORDERS.length };
 }
 
@@ -54,9 +58,11 @@ export async function seedFixturesIfEmpty(db: Db): Promise<boolean> {
   if (!(await isEmpty(db, 'products')) || !(await isEmpty(db, 'orders'))) return false;
   // Before-images of a catalogue emptied by hand would describe products no longer there.
   await dropStates(db);
+  await dropProjection(db);
   try {
     await createProductRepository(db).insertMany(FIXTURE_PRODUCTS);
     await createOrderRepository(db).insertMany(FIXTURE_ORDERS);
+    await markProjectionComplete(db);
   } catch (error) {
     if (isDuplicateKey(error)) return false;
     throw error;
@@ -152,7 +158,7 @@ export async function loadGenerated(db: Db, options: LoadGeneratedOptions): Prom
     itemStart = maxId(FIXTURE_ORDERS.flatMap((order) => order.items)) + 1;
     // Each product adds ~35 keys to the gram index: built once after the load instead of per
     // insert (6-7× faster at 20,000; docs/benchmarks.md, "Search").
-    await db.collection('products').dropIndex(SEARCH_GRAMS_INDEX.name);
+    await db.collection(SEARCH_PROJECTION_COLLECTION).dropIndex(SEARCH_GRAMS_INDEX.name);
   } else {
     // Secondary indexes are built once after the load, not maintained insert by insert; the
     // primary key (_id) still refuses duplicates as they arrive.
@@ -202,6 +208,7 @@ export async function loadGenerated(db: Db, options: LoadGeneratedOptions): Prom
         onProgress?.({ phase: 'orders', done: ordersDone, total: options.orders, overallDone, overallTotal });
       },
     );
+    await markProjectionComplete(db);
     loaded = true;
   } finally {
     // The indexes dropped for the load come back whatever happened to it (a full disk: ENOSPC):

@@ -136,7 +136,7 @@ export function createApp(deps: AppDependencies): App {
   const errorLog = createErrorLog(logger);
   const routeLabel = createRouteLabel((pathname) => matchEndpoint(pathname)?.endpoint.path);
   if (metrics) {
-    registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db.collection('products')));
+    registerUnindexedGauge(metrics.registry, () => countUnindexed(database.db));
     if (deps.productFeed) registerFeedLagGauge(metrics.registry, [deps.productFeed]);
     if (deps.logEvents) registerLogFeedMetrics(metrics.registry, deps.logEvents);
     if (deps.liveOrders) registerLiveSubscriptionsGauge(metrics.registry, deps.liveOrders.count);

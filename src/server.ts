@@ -78,7 +78,7 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 
 /** Products written without current grams are still found, by a scan: say so, and how to fix it. */
 async function warnOfUnindexedProducts(database: Database, logger: Logger): Promise<void> {
-  const products = await countUnindexed(database.db.collection('products'));
+  const products = await countUnindexed(database.db);
   if (products > 0) {
     logger.warn(
       { products },

@@ -58,11 +58,6 @@ export interface ChangeFeedOptions extends PollSettings {
   /** Fields left out of every document handed to listeners (e.g. the search grams). */
   exclude?: readonly string[];
   /**
-   * Fields only the gateway writes (the grams and their hash): an update of these alone is not a
-   * change. Polling never sees one (the gateway leaves `updated_at` alone); a change stream would.
-   */
-  ownFields?: readonly string[];
-  /**
    * Whether listeners are told of deletions (default yes). Polling notices them only by counting
    * the collection (a scan on DocumentDB: ~250 ms at 1,000,000); a feed whose listeners ignore
    * deletions (the live orders) says no and never counts.
@@ -98,7 +93,6 @@ export async function openChangeFeed<Doc extends Document>(
   const follower = options.log
     ? followLog<Doc>(options.log, collection, {
         exclude: options.exclude ?? [],
-        ownFields: options.ownFields ?? [],
         deliver: deliverTo(listeners),
         deliverDerived: deliverTo(derivedListeners),
       })
@@ -130,7 +124,6 @@ async function followCollection<Doc extends Document>(
   return (await hasChangeStreams(db))
     ? await streamChanges<Doc>(db.collection<Doc>(collection), {
         projection,
-        ownFields: options.ownFields ?? [],
         watermarks,
         deliver,
         onError,

@@ -11,14 +11,12 @@ import { TEXTS, writtenSince } from './feed-range';
 
 /**
  * Following a collection by its change stream (replica sets, sharded clusters), one change per
- * batch, resumed from the saved token after a restart. Updates that touched only `ownFields`
- * (the gateway's own search grams) are not handed on, so deriving them does not feed back.
+ * batch, resumed from the saved token after a restart.
  */
 
 interface StreamOptions<Doc> {
   maxTimeMS?: number;
   projection: Document;
-  ownFields: readonly string[];
   watermarks: WatermarkStore;
   deliver: (batch: FeedBatch<Doc>) => Promise<void>;
   onError: (error: unknown) => void;
@@ -34,7 +32,7 @@ const HISTORY_LOST = 286;
 
 export async function streamChanges<Doc extends Document>(
   collection: Collection<Doc>,
-  { projection, ownFields, watermarks, deliver, onError, maxTimeMS }: StreamOptions<Doc>,
+  { projection, watermarks, deliver, onError, maxTimeMS }: StreamOptions<Doc>,
 ): Promise<Follower> {
   const excluded = Object.keys(projection);
   let resumeAfter = (await watermarks.load())?.resume_token;
@@ -46,25 +44,16 @@ export async function streamChanges<Doc extends Document>(
   let savedAt = 0;
   let lastEventAt = Date.now();
 
-  const onlyOwnFields = (change: ChangeStreamDocument<Doc>) =>
-    change.operationType === 'update' &&
-    (change.updateDescription.removedFields ?? []).length === 0 &&
-    Object.keys(change.updateDescription.updatedFields ?? {}).every((field) =>
-      ownFields.some((name) => field === name || field.startsWith(`${name}.`)),
-    );
-
   async function handle(change: ChangeStreamDocument<Doc>): Promise<void> {
     busySince = Date.now();
     lastEventAt = busySince;
-    if (!onlyOwnFields(change)) {
-      const key = 'documentKey' in change ? change.documentKey._id : undefined;
-      if (change.operationType === 'delete') await deliver({ changes: [{ _id: key, document: null }] });
-      else if ('fullDocument' in change)
-        await deliver({
-          changes: [{ _id: key, document: (change.fullDocument as Doc | undefined) ?? null }],
-        });
-      else await deliver({ changes: [], unseenChanges: true });
-    }
+    const key = 'documentKey' in change ? change.documentKey._id : undefined;
+    if (change.operationType === 'delete') await deliver({ changes: [{ _id: key, document: null }] });
+    else if ('fullDocument' in change)
+      await deliver({
+        changes: [{ _id: key, document: (change.fullDocument as Doc | undefined) ?? null }],
+      });
+    else await deliver({ changes: [], unseenChanges: true });
     resumeAfter = change._id;
     if (Date.now() - savedAt >= SAVE_EVERY_MS) {
       savedAt = Date.now();

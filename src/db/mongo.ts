@@ -91,13 +91,11 @@ export const ULID_FIELD_INDEX = 'ulid_1';
  * (bitmap scans); they do not end in `_id`, or the planner combines their `_id` part with the
  * primary key's range and sorts instead of walking the key in order.
  */
-export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
+export const INDEXES: Record<'products' | 'orders' | 'product_search', IndexDescription[]> = {
   products: [
     { key: { category_key: 1 }, name: 'category_key_1' },
     { key: { id: 1 }, name: ID_FIELD_INDEX },
     { key: { 'variant.id': 1 }, name: 'variant.id_1', unique: true },
-    SEARCH_GRAMS_INDEX,
-    SEARCH_GRAMS_VERSION_INDEX,
     // The change feed's poll and the search's products written since it (src/db/change-feed.ts).
     UPDATED_AT_INDEX,
   ],
@@ -112,9 +110,23 @@ export const INDEXES: Record<'products' | 'orders', IndexDescription[]> = {
     // The orders change feed's poll (src/db/change-feed.ts), which the live subscriptions follow.
     { key: { updated_at: 1 }, name: 'updated_at_1' },
   ],
+  // The gateway's own copy of what a search reads (src/db/search-projection.ts).
+  product_search: [
+    SEARCH_GRAMS_INDEX,
+    SEARCH_GRAMS_VERSION_INDEX,
+    { key: { category_key: 1 }, name: 'category_key_1' },
+  ],
 };
 
-/** Creates the missing indexes and names the ones it created (the seed script prints them). */
+/**
+ * Indexes earlier versions made on other systems' collections, for the grams they wrote there
+ * (now in the gateway's own `product_search`): each cost every write of the owner ~35 index keys.
+ */
+const RETIRED_INDEXES: Partial<Record<keyof typeof INDEXES, string[]>> = {
+  products: [SEARCH_GRAMS_INDEX.name, SEARCH_GRAMS_VERSION_INDEX.name],
+};
+
+/** Creates the missing indexes, drops retired ones, and names those it created (the seed script prints them). */
 export async function ensureIndexes(db: Db): Promise<string[]> {
   const created: string[] = [];
   for (const [collectionName, wanted] of Object.entries(INDEXES)) {
@@ -127,6 +139,8 @@ export async function ensureIndexes(db: Db): Promise<string[]> {
           .catch(() => [])
       ).map((index) => index.name as string),
     );
+    for (const retired of RETIRED_INDEXES[collectionName as keyof typeof INDEXES] ?? [])
+      if (existing.has(retired)) await collection.dropIndex(retired);
     const missing = wanted.filter((index) => !existing.has(index.name as string));
     if (missing.length > 0) {
       await collection.createIndexes(missing);

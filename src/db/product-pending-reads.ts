@@ -4,12 +4,15 @@ import type { HandledBefore } from './feed-types';
 import { UPDATED_AT_INDEX } from './mongo';
 import { productFilter, SCAN, type ProductCriteria } from './product-plans';
 import { WITHOUT_SEARCH_FIELDS, writtenSince, type SearchPlan } from './product-search';
+import { idKey, StaleRowsError } from './search-projection';
 import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } from './search-pending';
 
 /**
- * Reads of a search through the grams while products written moments ago may carry stale grams
- * (src/db/search-pending.ts): the pending products are matched by the regexes alone, the rest
- * through the grams with the pending ones left out, merged in `_id` order. Rows keep `_id`.
+ * Reads of a search through the grams: the search projection (src/db/search-projection.ts)
+ * selects the page's `_id`s, and the products are read by them. Polling: products written moments
+ * ago may have stale rows (src/db/search-pending.ts), so they are matched by the regexes alone
+ * on the products, the rest through the projection with the pending ones left out, merged in
+ * `_id` order. Rows keep `_id`.
  */
 
 interface Row {
@@ -28,28 +31,57 @@ const isEmpty = (filter: object) => Object.keys(filter).length === 0;
 
 export interface PendingReadOptions {
   stored: Collection;
+  /** The search projection (src/db/search-projection.ts): what a read through the grams selects from. */
+  index: Collection;
   reads: object;
   hintFor: (plan: SearchPlan) => string;
 }
 
-export function createPendingReads({ stored, reads, hintFor }: PendingReadOptions) {
+export function createPendingReads({ stored, index, reads, hintFor }: PendingReadOptions) {
+  const sourceOf = (plan: SearchPlan) => (plan.kind === 'grams' ? index : stored);
+
   /**
-   * The search's matches among products written since `since`, by the regexes alone, in `_id`
-   * order; null when there are more than MAX_PENDING (then the search reads as a scan).
+   * The products of rows the projection selected, in their order: one read by `_id`. A row whose
+   * product is gone (polling: a deletion its count of the collection has not noticed yet) makes
+   * the read a scan (StaleRowsError): a page with a hole would shift every offset after it.
    */
-  async function pendingMatches(criteria: ProductCriteria, since: HandledBefore, signal?: AbortSignal) {
-    const rows = await stored
-      .find(raw({ $and: [productFilter(criteria), writtenSince(since)] }), {
+  async function hydrated(rows: Row[], plan: SearchPlan, signal?: AbortSignal): Promise<Row[]> {
+    if (plan.kind !== 'grams' || rows.length === 0) return rows;
+    const found = await stored
+      .find({ _id: { $in: rows.map((row) => row._id) } } as Filter<Document>, {
         projection: WITHOUT_SEARCH_FIELDS,
-        hint: UPDATED_AT_INDEX.name,
         ...reads,
         signal,
       })
-      .sort({ _id: 1 })
-      .limit(MAX_PENDING + 1)
-      .batchSize(MAX_PENDING + 1)
       .toArray();
-    return rows.length > MAX_PENDING ? null : (rows as Row[]);
+    if (found.length < rows.length) throw new StaleRowsError();
+    const byId = new Map(found.map((row) => [idKey(row._id), row as Row]));
+    return rows.map((row) => byId.get(idKey(row._id))!);
+  }
+
+  /**
+   * Products written since `since` (polling: their rows in the search projection may be stale):
+   * all their `_id`s, left out of every read of the projection, and the search's matches among
+   * them by the regexes alone, in `_id` order; null past MAX_PENDING (then the search scans).
+   */
+  async function pendingOf(
+    criteria: ProductCriteria,
+    since: HandledBefore,
+    signal?: AbortSignal,
+  ): Promise<{ ids: unknown[]; matches: Row[] } | null> {
+    const written = (filter: Filter<Document>, projection: object) =>
+      stored
+        .find(filter, { projection, hint: UPDATED_AT_INDEX.name, ...reads, signal })
+        .sort({ _id: 1 })
+        .limit(MAX_PENDING + 1)
+        .batchSize(MAX_PENDING + 1)
+        .toArray();
+    const [all, matches] = await Promise.all([
+      written(raw(writtenSince(since)), { _id: 1 }),
+      written(raw({ $and: [productFilter(criteria), writtenSince(since)] }), WITHOUT_SEARCH_FIELDS),
+    ]);
+    if (all.length > MAX_PENDING) return null;
+    return { ids: all.map((row) => row._id), matches: matches as Row[] };
   }
 
   /**
@@ -59,7 +91,7 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
    * a deep page). The unfiltered first page goes unhinted: the planner walks the primary key for
    * it anyway, and on DocumentDB a hint costs PostgreSQL ~0.2 ms of CPU per read (issue 29).
    */
-  function sortedPage(
+  async function sortedPage(
     filter: Filter<ProductDoc>,
     plan: SearchPlan,
     {
@@ -71,24 +103,25 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
     signal?: AbortSignal,
   ): Promise<Row[]> {
     const match = excluding(raw(filter), exclude);
-    return stored
+    const rows = await sourceOf(plan)
       .aggregate<Row>(
         [
           { $match: match },
           { $sort: { _id: direction } },
           ...(skip > 0 ? [{ $skip: skip }] : []),
           { $limit: limit },
-          { $project: WITHOUT_SEARCH_FIELDS },
+          { $project: plan.kind === 'grams' ? { _id: 1 } : WITHOUT_SEARCH_FIELDS },
         ],
         { ...reads, signal, ...(skip === 0 && isEmpty(match) ? {} : { hint: hintFor(plan) }) },
       )
       .toArray();
+    return hydrated(rows, plan, signal);
   }
 
   return {
     sortedPage,
 
-    /** An offset page of a search (the first gram read is the answer when nothing is pending). */
+    /** An offset page of a search: the projection's rows, with the pending products' own state merged in. */
     async page(
       criteria: ProductCriteria,
       plan: SearchPlan,
@@ -99,38 +132,24 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
       const filter = productFilter(criteria, plan);
       const since = plan.kind === 'grams' ? plan.pendingSince : undefined;
       if (!since) return sortedPage(filter, plan, { skip, limit }, signal);
-      // The page as if nothing matched among the pending, read beside them: the answer when none
-      // match. Awaited on every path, so no read outlives the request.
-      const plainRead = sortedPage(filter, plan, { skip, limit, exclude: [] }, signal);
-      // Handled at once: a failure while the pending read is out is not an unhandled rejection.
-      const settled = plainRead.then(
-        () => undefined,
-        () => undefined,
-      );
-      const pending = await pendingMatches(criteria, since, signal).catch(async (error: unknown) => {
-        await settled;
-        throw error;
-      });
-      if (pending === null) {
-        await settled;
-        return sortedPage(productFilter(criteria), SCAN, { skip, limit }, signal);
-      }
-      if (pending.length === 0) return plainRead;
+      const pending = await pendingOf(criteria, since, signal);
+      if (pending === null) return sortedPage(productFilter(criteria), SCAN, { skip, limit }, signal);
+      const { ids: exclude, matches } = pending;
       // A first page's rows are among the first `limit` of each read (a row in both is kept once).
-      if (skip === 0) return mergeById(await plainRead, pending).slice(0, limit);
-      // A later page shifts by them: its read starts now, not after the plain one (at 1,000,000
-      // products a `food` page 2 took two page reads' time, ×1.8–2.1, while writes matching it
-      // were pending).
-      const exclude = pending.map((row) => row._id);
-      const window = gramWindow(skip, limit, pending.length);
-      const [rows] = await Promise.all([sortedPage(filter, plan, { ...window, exclude }, signal), settled]);
-      const page = offsetPage(rows, window.skip, pending, skip, limit);
+      if (skip === 0 || matches.length === 0) {
+        const rows = await sortedPage(filter, plan, { skip, limit, exclude }, signal);
+        return mergeById(rows, skip === 0 ? matches : []).slice(0, limit);
+      }
+      // A later page shifts by the pending matches before it.
+      const window = gramWindow(skip, limit, matches.length);
+      const rows = await sortedPage(filter, plan, { ...window, exclude }, signal);
+      const page = offsetPage(rows, window.skip, matches, skip, limit);
       if (page) return page;
       const [tail, total] = await Promise.all([
-        sortedPage(filter, plan, { skip: 0, limit: pending.length, exclude, direction: -1 }, signal),
-        stored.countDocuments(excluding(raw(filter), exclude), { ...reads, signal }),
+        sortedPage(filter, plan, { skip: 0, limit: matches.length, exclude, direction: -1 }, signal),
+        sourceOf(plan).countDocuments(excluding(raw(filter), exclude), { ...reads, signal }),
       ]);
-      return tailPage(tail.reverse(), total, pending, skip, limit);
+      return tailPage(tail.reverse(), total, matches, skip, limit);
     },
 
     /** A keyset window of a search: its first rows of the union are among the first `limit` of each. */
@@ -150,10 +169,10 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
             ? { _id: idRange }
             : { $and: [filter, { _id: idRange }] }) as Filter<Document>;
       // Unfiltered, a window is a range of the primary key: the planner walks it unhinted.
-      const read = (filter: Filter<ProductDoc>, readPlan: SearchPlan) =>
-        stored
+      const read = async (filter: Filter<ProductDoc>, readPlan: SearchPlan) => {
+        const rows = await sourceOf(readPlan)
           .find(ranged(raw(filter)), {
-            projection: WITHOUT_SEARCH_FIELDS,
+            projection: readPlan.kind === 'grams' ? { _id: 1 } : WITHOUT_SEARCH_FIELDS,
             ...(isEmpty(filter) ? {} : { hint: hintFor(readPlan) }),
             ...reads,
             signal,
@@ -163,15 +182,18 @@ export function createPendingReads({ stored, reads, hintFor }: PendingReadOption
           // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
           // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
           .batchSize(limit)
-          .toArray() as Promise<Row[]>;
+          .toArray();
+        return hydrated(rows as Row[], readPlan, signal);
+      };
       const since = plan.kind === 'grams' ? plan.pendingSince : undefined;
       if (!since) return read(productFilter(criteria, plan), plan);
-      const [pending, rows] = await Promise.all([
-        pendingMatches(criteria, since, signal),
-        read(productFilter(criteria, plan), plan),
-      ]);
+      const pending = await pendingOf(criteria, since, signal);
       if (pending === null) return read(productFilter(criteria), SCAN);
-      const inRange = pending.filter(
+      const rows = await read(
+        excluding(raw(productFilter(criteria, plan)), pending.ids) as Filter<ProductDoc>,
+        plan,
+      );
+      const inRange = pending.matches.filter(
         (row) =>
           (idRange.$gt === undefined || compareIds(row._id, idRange.$gt) > 0) &&
           (idRange.$lt === undefined || compareIds(row._id, idRange.$lt) < 0),

@@ -2,16 +2,11 @@ import type { Collection, Filter } from 'mongodb';
 import type { ReadLimits } from './deadline';
 import type { ProductDoc } from './documents';
 import { createIndexKeeper, type IndexEvent } from './index-keeper';
+import { StaleRowsError } from './search-projection';
 import { PRIMARY_KEY } from './mongo';
 import { READABLE_PRODUCT } from './readable-filter';
 import type { ChangeFeed } from './change-feed';
-import {
-  countClauses,
-  createSearchPlanner,
-  SEARCH_GRAMS_INDEX,
-  searchClauses,
-  type SearchPlan,
-} from './product-search';
+import { createSearchPlanner, SEARCH_GRAMS_INDEX, searchClauses, type SearchPlan } from './product-search';
 
 /** What a product read selects, and how: the criteria, their filter, the plan and its index. */
 
@@ -36,10 +31,10 @@ export function productFilter(criteria: ProductCriteria, plan: SearchPlan = SCAN
   return withCategory(criteria, searchClauses(criteria.words, plan));
 }
 
-/** What a total counts: while products are pending, the grams or a recent write (src/db/product-search.ts). */
+/** What a total counts: the page's filter, of products a page can serve (src/db/readable-filter.ts). */
 export function countFilter(criteria: ProductCriteria, plan: SearchPlan): Filter<ProductDoc> {
   // Last, so the index clauses lead: src/db/readable-filter.ts.
-  return withCategory(criteria, [...countClauses(criteria.words, plan), READABLE_PRODUCT]);
+  return withCategory(criteria, [...searchClauses(criteria.words, plan), READABLE_PRODUCT]);
 }
 
 function withCategory(criteria: ProductCriteria, clauses: Filter<ProductDoc>[]): Filter<ProductDoc> {
@@ -60,16 +55,22 @@ export interface ProductPlannerOptions extends ReadLimits {
   feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'mode'>;
 }
 
+/**
+ * Plans over the search projection `rows` (src/db/search-projection.ts); `complete` says whether
+ * every product has its row (until a first sync has run, searches scan).
+ */
 export function createProductPlanner(
-  products: Collection<ProductDoc>,
+  rows: Collection<ProductDoc>,
+  complete: () => Promise<boolean>,
   { maxTimeMS, onIndexEvent, feed }: ProductPlannerOptions,
 ) {
   const planSearch = createSearchPlanner(
-    products,
+    rows,
     maxTimeMS ? { maxTimeMS } : {},
     feed && (() => feed.handledBefore()),
+    complete,
   );
-  const gramIndex = createIndexKeeper(products, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
+  const gramIndex = createIndexKeeper(rows, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
   async function plan(criteria: ProductCriteria): Promise<SearchPlan> {
     if (criteria.words.length === 0 || !gramIndex.usable()) return SCAN;
     if (feed?.mode === 'log' && (await feed.hasUnhandled())) return SCAN;
@@ -89,7 +90,11 @@ export function createProductPlanner(
       const searchPlan = await plan(criteria);
       if (searchPlan.kind !== 'grams') return read(searchPlan);
       return gramIndex.readWith(
-        () => read(searchPlan),
+        () =>
+          read(searchPlan).catch((error: unknown) => {
+            if (error instanceof StaleRowsError) return read(SCAN);
+            throw error;
+          }),
         () => read(SCAN),
       );
     },

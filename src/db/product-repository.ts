@@ -13,19 +13,20 @@ import {
   type KeyShape,
 } from './foreign-keys';
 import { productRecord } from './records';
-import { countFilter, createProductPlanner, productFilter, type ProductCriteria } from './product-plans';
+import { writeRowsOf } from './search-projection';
+import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
+import { createProductPlanner, productFilter, type ProductCriteria } from './product-plans';
 import { createPendingReads } from './product-pending-reads';
+import { createCounter } from './product-counts';
 import type { ChangeFeed } from './change-feed';
 import type { TotalCache } from './total-cache';
-import { createKeptCount } from './total-adjust';
-import { createLogKeptCount } from './kept-count';
-import { SEARCH_STATE_COLLECTION, type BeforeImages } from './search-state';
+import { keptCountFor } from './total-adjust';
+import type { BeforeImages } from './search-state';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
 import { walkInIdOrder } from './id-order-walk';
 import { ID_FIELD_INDEX } from './mongo';
 import { createCategoryProbe } from './category-probe';
-import { createGramsEpochCheck } from './grams-epoch';
 
 export interface KeysetWindow {
   afterId?: number;
@@ -91,22 +92,16 @@ export function createProductRepository(
   /** A category no product has: its page is empty, without walking the collection for it. */
   const emptyCategory = createCategoryProbe(stored, reads);
 
-  const { plan, planned, hintFor } = createProductPlanner(products, { maxTimeMS, onIndexEvent, feed });
-  const pendingReads = createPendingReads({ stored, reads, hintFor });
-  const keptCount =
-    totals &&
-    feed &&
-    (feed.mode === 'log'
-      ? createLogKeptCount(feed, totals)
-      : createKeptCount({
-          stored,
-          states: db.collection(SEARCH_STATE_COLLECTION),
-          reads,
-          feed,
-          totals,
-          beforeImages,
-          beforeKept: createGramsEpochCheck(db, totals, reads),
-        }));
+  /** The gateway's copy of what a search reads: a read through the grams selects from it. */
+  const index = db.collection(SEARCH_PROJECTION_COLLECTION);
+  const { plan, planned, hintFor } = createProductPlanner(
+    db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION),
+    () => projectionComplete(db, reads),
+    { maxTimeMS, onIndexEvent, feed },
+  );
+  const pendingReads = createPendingReads({ stored, index, reads, hintFor });
+  const countMatches = createCounter(stored, index, reads);
+  const keptCount = totals && feed && keptCountFor(db, { stored, reads, feed, totals, beforeImages });
 
   /**
    * A search's page by walking at most WALK_BUDGET products in id order (from `idRange`), or
@@ -308,8 +303,7 @@ export function createProductRepository(
       // A category no product has: 0, not a kept total per random key (they would evict real ones).
       if (await emptyCategory(criteria, signal)) return 0;
       // Exact, never estimatedDocumentCount: DocumentDB estimates from planner statistics.
-      const counted = async (abort?: AbortSignal) =>
-        products.countDocuments(countFilter(criteria, await plan(criteria)), { ...reads, signal: abort });
+      const counted = async (abort?: AbortSignal) => countMatches(criteria, await plan(criteria), abort);
       return keptCount ? keptCount(criteria, counted, signal) : counted(signal);
     },
 
@@ -390,7 +384,10 @@ export function createProductRepository(
     },
 
     async insertMany(docs: ProductDoc[]): Promise<void> {
-      if (docs.length > 0) await products.insertMany(docs.map(productRecord), { ordered: false });
+      if (docs.length === 0) return;
+      const records = docs.map(productRecord);
+      await products.insertMany(records, { ordered: false });
+      await writeRowsOf(db, records);
     },
   };
 }

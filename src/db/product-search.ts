@@ -1,5 +1,6 @@
 import escapeStringRegexp from 'escape-string-regexp';
-import type { Collection, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
+import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
 import { chooseGrams, sampleOf, type GramChoice, type GramSample } from './gram-choice';
 import {
   documentGrams,
@@ -9,7 +10,7 @@ import {
   type SearchableText,
 } from './search-grams';
 import type { ProductDoc } from './documents';
-import { isWrittenSince, writtenSince as stampedSince } from './feed-range';
+import { writtenSince as stampedSince } from './feed-range';
 import type { HandledBefore } from './feed-types';
 
 /**
@@ -86,39 +87,34 @@ export function writtenSince(since: HandledBefore): Filter<ProductDoc> {
   return stampedSince(since) as Filter<ProductDoc>;
 }
 
-/** Products without current grams looked at per probe: past it, searches scan (a backfill is due). */
-const MAX_UNINDEXED_SEEN = 1_000;
-
 /**
- * Whether any product lacks current grams that the change feed will not give it: written before
- * the feed's position (or with no date in `updated_at`), so only `npm run search:index` will.
- * While one does, searches take the scan and stay exact. The probes read only the grams-version
- * index and look at `updated_at` here: with a condition on it (`$not`), the engine scanned.
+ * Whether any row of the search projection (src/db/search-projection.ts) holds grams made by
+ * other rules (a new version of the rules): then searches take the scan and stay exact until a
+ * sync (`npm run search:index`, the log's resync) writes them.
  */
-export async function hasUnindexed(
-  products: Collection<ProductDoc>,
-  reads: object = {},
-  pendingSince?: HandledBefore,
-): Promise<boolean> {
+export async function hasUnindexed(rows: Collection<ProductDoc>, reads: object = {}): Promise<boolean> {
   const seen = await Promise.all(
     UNINDEXED.map((filter) =>
-      products
-        .find(filter, { projection: { _id: 0, updated_at: 1 }, ...reads })
-        .limit(MAX_UNINDEXED_SEEN + 1)
+      rows
+        .find(filter, { projection: { _id: 1 }, ...reads })
+        .limit(1)
         .toArray(),
     ),
   );
-  const pending = (doc: { updated_at?: unknown }) =>
-    pendingSince !== undefined && isWrittenSince(doc.updated_at, pendingSince);
-  return seen.some((docs) => docs.length > MAX_UNINDEXED_SEEN || docs.some((doc) => !pending(doc)));
+  return seen.some((found) => found.length > 0);
 }
 
-/** What writes the grams onto products the change feed did not see (scripts/search-index.ts). */
+/** What writes the search projection for products the change feed did not see (scripts/search-index.ts). */
 export const SEARCH_INDEX_COMMAND = 'npm run search:index';
 
-/** How many products have missing or stale grams (`npm run search:index` makes them current). */
-export async function countUnindexed(products: Collection<ProductDoc>): Promise<number> {
-  const counts = await Promise.all(UNINDEXED.map((filter) => products.countDocuments(filter)));
+/**
+ * How many products a search cannot find through the grams: every product while the projection
+ * was never completed (then counted: a rare state), else the rows with grams of other rules.
+ */
+export async function countUnindexed(db: Db): Promise<number> {
+  const rows = db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION);
+  if (!(await projectionComplete(db))) return db.collection('products').countDocuments();
+  const counts = await Promise.all(UNINDEXED.map((filter) => rows.countDocuments(filter)));
   return counts.reduce((sum, count) => sum + count, 0);
 }
 
@@ -131,11 +127,7 @@ export async function countUnindexed(products: Collection<ProductDoc>): Promise<
  */
 export type SearchPlan = ({ kind: 'grams'; pendingSince?: HandledBefore } & GramChoice) | { kind: 'scan' };
 
-/**
- * How long one answer of the three probes is reused: a search costs no extra round trip. Products
- * the feed will give grams are not theirs to find (they are matched as pending); these are the
- * products it will not (no date in `updated_at`), found by every search a second after their write.
- */
+/** How long one answer of the probes (and of the projection's completeness) is reused. */
 const UNINDEXED_RECHECK_MS = 1_000;
 
 /** Products sampled for the grams' shares (src/db/gram-choice.ts), and how long a sample is used. */
@@ -184,17 +176,20 @@ function sampledShares(
   };
 }
 
-/** Plans searches over `products`; shared by every request of one repository. */
+/** Plans searches over the search projection `rows`; shared by every request of one repository. */
 export function createSearchPlanner(
-  products: Collection<ProductDoc>,
+  rows: Collection<ProductDoc>,
   reads: object = {},
   pendingSince: () => HandledBefore | undefined = () => undefined,
+  complete: () => Promise<boolean> = () => Promise.resolve(true),
 ) {
   let probe: { at: number; answer: Promise<boolean> } | undefined;
   function unindexed(): Promise<boolean> {
     const now = performance.now();
     if (!probe || now - probe.at >= UNINDEXED_RECHECK_MS) {
-      const answer = hasUnindexed(products, reads, pendingSince());
+      const answer = Promise.all([complete(), hasUnindexed(rows, reads)]).then(
+        ([whole, stale]) => !whole || stale,
+      );
       probe = { at: now, answer };
       // A failed probe is not remembered: the next search asks again.
       answer.catch(() => {
@@ -203,7 +198,7 @@ export function createSearchPlanner(
     }
     return probe.answer;
   }
-  const sample = sampledShares(products, reads);
+  const sample = sampledShares(rows, reads);
   return async function planSearch(words: readonly string[]): Promise<SearchPlan> {
     const grams = searchGrams(words);
     if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
@@ -222,17 +217,6 @@ export function createSearchPlanner(
 export function searchClauses(words: readonly string[], plan: SearchPlan): Filter<ProductDoc>[] {
   const matches = words.map(wordMatch);
   return plan.kind === 'grams' ? [{ search_grams: { $all: plan.grams } }, ...matches] : matches;
-}
-
-/**
- * For a count: products with current grams through the grams, or written since the feed's
- * position. PostgreSQL ORs the two index scans (a bitmap); pages cannot use that (with an `_id`
- * order the planner walks the primary key for a rare word), so they merge two reads instead.
- */
-export function countClauses(words: readonly string[], plan: SearchPlan): Filter<ProductDoc>[] {
-  if (plan.kind !== 'grams' || !plan.pendingSince) return searchClauses(words, plan);
-  const grams = { search_grams: { $all: plan.grams } };
-  return [{ $or: [grams, writtenSince(plan.pendingSince)] }, ...words.map(wordMatch)];
 }
 
 /**

@@ -1,9 +1,8 @@
 import type { OrderDoc, ProductDoc } from './documents';
-import { searchFields, type SearchFields } from './product-search';
 
-/** A product as stored: keyed by its id, with the grams of its searchable text. */
-export function productRecord(product: ProductDoc): ProductDoc & { _id: number } & SearchFields {
-  return { ...product, _id: product.id, ...searchFields(product) };
+/** A product as stored: keyed by its id. */
+export function productRecord(product: ProductDoc): ProductDoc & { _id: number } {
+  return { ...product, _id: product.id };
 }
 
 /** An order as stored: keyed by its ULID. */

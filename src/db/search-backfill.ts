@@ -1,16 +1,17 @@
-import type { AnyBulkWriteOperation, Db, Document } from 'mongodb';
+import type { Db, Document } from 'mongodb';
 import type { FeedChange } from './feed-types';
-import { GRAM_SOURCE_FIELDS, gramWrites } from './search-grams-writer';
 import { bumpGramsEpoch } from './grams-epoch';
 import { FEED_COMMENT } from './feed-types';
 import { statesComplete, writeStates } from './search-state';
+import { orphansAmong, PROJECTED_SOURCE, rowsToWrite } from './search-projection';
+import { markProjectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
 
 /**
- * `npm run search:index`: reads every product's text and writes current grams where the stored
- * ones were not made from it (missing, stale or copied), batch by batch. The change feed keeps
- * grams current from then on; this is for the first run, and a repair after writes the feed did
- * not see (a document without a date in `updated_at`). A run writes only what differs, so running
- * it again after an interruption costs one read of the catalogue.
+ * `npm run search:index`, the log's resync, and polling's answer to unseen changes: makes the
+ * search projection (src/db/search-projection.ts) what the products say, batch by batch (a row
+ * written where it is missing or differs, a row without a product deleted), then marks it
+ * complete. The change feed keeps it current from then on. A run writes only what differs, so
+ * running it again after an interruption costs one read of the catalogue.
  */
 
 export const DEFAULT_BACKFILL_BATCH = 1_000;
@@ -19,10 +20,12 @@ export const MAX_BACKFILL_BATCH = 10_000;
 export interface BackfillProgress {
   /** Products checked so far. */
   checked: number;
-  /** Of them, those given new grams. */
+  /** Of them, those whose row was written. */
   written: number;
   /** Products counted at the start. */
   total: number;
+  /** Rows deleted: their products are gone. */
+  removed?: number;
 }
 
 export interface BackfillOptions {
@@ -32,30 +35,60 @@ export interface BackfillOptions {
   comment?: string;
 }
 
-/** The product a gram write is for, as the feed would hand it on. */
-const rewrittenProduct = (write: AnyBulkWriteOperation<Document>): FeedChange<Document> => ({
-  _id: (write as { updateOne: { filter: { _id: unknown } } }).updateOne.filter._id,
-  document: null,
-});
+/** A product whose row was written, as the feed would hand it on (for the before-images). */
+const rewritten = (_id: unknown): FeedChange<Document> => ({ _id, document: null });
 
-export async function backfillSearchGrams(db: Db, options: BackfillOptions = {}): Promise<BackfillProgress> {
+/** Deletes the rows whose products are gone; returns how many. */
+async function removeOrphans(db: Db, batchSize: number, comment?: string): Promise<number> {
+  const rows = db.collection(SEARCH_PROJECTION_COLLECTION);
+  const products = db.collection('products');
+  const cursor = rows.find({}, { projection: { _id: 1 }, batchSize, comment }).sort({ _id: 1 });
+  let removed = 0;
+  let ids: unknown[] = [];
+  const flush = async () => {
+    const orphans = await orphansAmong(products, ids, comment);
+    if (orphans.length > 0)
+      removed += (await rows.deleteMany({ _id: { $in: orphans } } as Document, { comment: FEED_COMMENT }))
+        .deletedCount;
+    ids = [];
+  };
+  try {
+    for await (const row of cursor) {
+      ids.push(row._id);
+      if (ids.length >= batchSize) await flush();
+    }
+    if (ids.length > 0) await flush();
+  } finally {
+    await cursor.close();
+  }
+  return removed;
+}
+
+export async function syncSearchProjection(db: Db, options: BackfillOptions = {}): Promise<BackfillProgress> {
   const { batchSize = DEFAULT_BACKFILL_BATCH, onProgress, comment } = options;
   const products = db.collection<Document>('products');
+  const rows = db.collection(SEARCH_PROJECTION_COLLECTION);
   const total = await products.countDocuments({}, { comment });
   const progress: BackfillProgress = { checked: 0, written: 0, total };
   onProgress?.(progress);
   // One cursor in `_id` order, whatever type the `_id`s are.
-  const cursor = products.find({}, { projection: GRAM_SOURCE_FIELDS, batchSize, comment }).sort({ _id: 1 });
+  const cursor = products.find({}, { projection: PROJECTED_SOURCE, batchSize, comment }).sort({ _id: 1 });
   let batch: Document[] = [];
-  // Before-images are kept only once complete (else the server's first start fills them).
+  // Before-images (polling) are kept only once complete (else the server's first start fills them).
   const images = await statesComplete(db);
   const flush = async () => {
-    const writes = gramWrites(batch);
+    const writes = await rowsToWrite(rows, batch, comment);
     if (writes.length > 0) {
-      await products.bulkWrite(writes, { ordered: false, comment: FEED_COMMENT });
+      await rows.bulkWrite(writes, { ordered: false, comment: FEED_COMMENT });
       // The feed saw none of this: the before-images of what changed, then the mark that tells
-      // running servers their kept totals may be of the old grams (src/db/grams-epoch.ts).
-      if (images) await writeStates(db, writes.map(rewrittenProduct));
+      // polling servers their kept totals may be of the old rows (src/db/grams-epoch.ts).
+      if (images)
+        await writeStates(
+          db,
+          writes.map((write) =>
+            rewritten((write as { replaceOne: { filter: { _id: unknown } } }).replaceOne.filter._id),
+          ),
+        );
       await bumpGramsEpoch(db);
     }
     progress.written += writes.length;
@@ -72,5 +105,9 @@ export async function backfillSearchGrams(db: Db, options: BackfillOptions = {})
   } finally {
     await cursor.close();
   }
+  progress.removed = await removeOrphans(db, batchSize, comment);
+  if (progress.removed > 0) await bumpGramsEpoch(db);
+  await markProjectionComplete(db);
+  onProgress?.(progress);
   return progress;
 }

@@ -11,6 +11,29 @@ import { createHash } from 'node:crypto';
 /** Length of a gram in code points (chosen by measurement: docs/benchmarks.md, "Search"). */
 export const GRAM_LENGTH = 3;
 
+/** Strings of a field as the regex sees them: a string, or the strings of an array. */
+function strings(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return [];
+}
+
+/**
+ * Written by any system, a field may be missing, another type or an array. A regex matches
+ * strings (and an array's string elements): those are the text. Joining with a space keeps each
+ * string's tokens apart, so no gram spans two of them.
+ */
+export function searchableTextOf(doc: Record<string, unknown>): SearchableText {
+  const text = (field: string) => strings(doc[field]).join(' ');
+  return {
+    name: text('name'),
+    short_description: text('short_description'),
+    brand_name: text('brand_name'),
+    category_name: text('category_name'),
+    tags: strings(doc.tags),
+  };
+}
+
 /** Bumped whenever the gram rules change, so stored grams can be recognised as stale. */
 export const SEARCH_GRAMS_VERSION = 1;
 

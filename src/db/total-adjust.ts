@@ -1,4 +1,4 @@
-import type { Collection, Document } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import type { HandledBefore } from './feed-types';
 import { UPDATED_AT_INDEX } from './mongo';
 import { READABLE_PRODUCT } from './readable-filter';
@@ -7,8 +7,9 @@ import { writtenSince } from './product-search';
 import { MAX_PENDING } from './search-pending';
 import type { CleanTotal, TotalCache } from './total-cache';
 import type { ChangeFeed } from './change-feed';
-import { IMAGED_AT, type BeforeImages } from './search-state';
-import { totalKey } from './kept-count';
+import { IMAGED_AT, SEARCH_STATE_COLLECTION, type BeforeImages } from './search-state';
+import { createLogKeptCount, totalKey } from './kept-count';
+import { createGramsEpochCheck } from './grams-epoch';
 
 /**
  * A filter's total while outside writes are pending, from its kept total without counting again:
@@ -168,4 +169,20 @@ export function createKeptCount({
       async () => imaged && !(await feed.hasUnhandled()),
     );
   };
+}
+
+/** The kept count of a repository: from the log's position, or adjusted by the before-images (polling). */
+export function keptCountFor(
+  db: Db,
+  options: Pick<KeptCountOptions, 'stored' | 'reads' | 'totals' | 'beforeImages'> & {
+    feed: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'handedOn' | 'mode'>;
+  },
+) {
+  const { feed, totals, reads } = options;
+  if (feed.mode === 'log') return createLogKeptCount(feed, totals);
+  return createKeptCount({
+    ...options,
+    states: db.collection(SEARCH_STATE_COLLECTION),
+    beforeKept: createGramsEpochCheck(db, totals, reads),
+  });
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IndexEvent } from '../../src/db/index-keeper';
 import { createProductRepository } from '../../src/db/product-repository';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { SEARCH_GRAMS_INDEX } from '../../src/db/product-search';
 import { capturedLog } from '../support/captured-log';
 import { waitUntil } from '../support/processes';
@@ -20,9 +21,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const products = () => server.testDb.db.collection('products');
+/** The gateway's search projection, where the gram index lives. */
+const searchRows = () => server.testDb.db.collection(SEARCH_PROJECTION_COLLECTION);
 const hasGramIndex = async () =>
-  (await products().listIndexes().toArray()).some((index) => index.name === SEARCH_GRAMS_INDEX.name);
+  (await searchRows().listIndexes().toArray()).some((index) => index.name === SEARCH_GRAMS_INDEX.name);
 
 /** Searches that read through the gram index (a page the id-order walk cannot fill), REST and GraphQL. */
 const SEARCHES = [
@@ -46,7 +48,7 @@ describe('a missing index', () => {
     const before = await answers();
     for (const answer of before.slice(0, SEARCHES.length)) expect(answer).toMatchObject({ status: 200 });
 
-    await products().dropIndex(SEARCH_GRAMS_INDEX.name);
+    await searchRows().dropIndex(SEARCH_GRAMS_INDEX.name);
     // The same answers at once, and after the index is back.
     expect(await answers()).toEqual(before);
     const restored = await waitUntilAsync(hasGramIndex);
@@ -92,7 +94,7 @@ describe('a missing index', () => {
     });
     const page = () => repository.findPage({ words: ['gift'] }, 0, 41);
     const expected = await page();
-    await products().dropIndex(SEARCH_GRAMS_INDEX.name);
+    await searchRows().dropIndex(SEARCH_GRAMS_INDEX.name);
     expect(await Promise.all(Array.from({ length: 8 }, page))).toEqual(Array(8).fill(expected));
     expect(await waitUntilAsync(async () => events.includes('restored'))).toBe(true);
     expect(await Promise.all(Array.from({ length: 8 }, page))).toEqual(Array(8).fill(expected));

@@ -10,6 +10,7 @@ import {
   WALK_BUDGET,
   walkMayFill,
 } from '../../src/db/product-search';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { generateProduct } from '../../seed/generator';
 import { loadGenerated } from '../../seed/load';
 import { startTestServer, type TestServer } from '../support/server';
@@ -192,14 +193,17 @@ afterAll(() => server.stop());
 
 describe('search through the grams agrees with the scan', () => {
   it('has a corpus that exercises every path', async () => {
-    const products = server.testDb.db.collection<ProductDoc>('products');
-    expect(await hasUnindexed(products)).toBe(false);
+    expect(await hasUnindexed(server.testDb.db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION))).toBe(
+      false,
+    );
     const sizes = CORPUS.map((term) => expected.get(term)!.length);
     // Found and not found, dense (walked) and sparse (through the index), short words (scan).
     expect(sizes.filter((size) => size === 0).length).toBeGreaterThan(3);
     expect(sizes.filter((size) => size > 0 && size < 20).length).toBeGreaterThan(10);
     expect(sizes.filter((size) => size > WALK_BUDGET).length).toBeGreaterThan(3);
-    const planSearch = createSearchPlanner(products);
+    const planSearch = createSearchPlanner(
+      server.testDb.db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION),
+    );
     const plans = await Promise.all(CORPUS.map((term) => planSearch(criteriaFor(term, undefined).words)));
     expect(plans.filter((plan) => plan.kind === 'grams').length).toBeGreaterThan(CORPUS.length / 2);
     expect(plans.filter((plan) => plan.kind === 'scan').length).toBeGreaterThan(5);

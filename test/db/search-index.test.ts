@@ -2,22 +2,24 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { SEARCH_GRAMS_VERSION } from '../../src/db/search-grams';
+import { SEARCH_GRAMS_VERSION, searchableTextOf } from '../../src/db/search-grams';
 import type { ProductDoc } from '../../src/db/documents';
 import { productFilter } from '../../src/db/product-plans';
 import { countUnindexed, createSearchPlanner, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';
-import { backfillSearchGrams } from '../../src/db/search-backfill';
-import { searchableTextOf } from '../../src/db/search-grams-writer';
+import { syncSearchProjection } from '../../src/db/search-backfill';
+import { dropProjection } from '../../src/db/search-projection';
+import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { dropStates, SEARCH_STATE_COLLECTION, statesComplete } from '../../src/db/search-state';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { capturedLog } from '../support/captured-log';
 import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 
 /**
- * Products written by another system where the change feed does not see them (older than its
- * position), without grams or with grams of older rules, are still found (the server falls back
- * to the scan while any exist), counted at start and in /metrics, and `npm run search:index`
- * gives them grams; it also repairs grams left behind by edits the feed did not see.
+ * Polling: products written by another system where the change feed does not see them (older
+ * than its position) get rows in the search projection once the feed's count of the collection
+ * moves (a sync); a projection never completed makes searches scan, counted at start and in
+ * /metrics; `npm run search:index` writes the rows, removes those of products gone, and repairs
+ * rows left behind by edits the feed did not see. Nothing is ever written into `products`.
  */
 
 const WORD = 'zephyrine';
@@ -85,7 +87,9 @@ async function gauge(): Promise<number> {
 
 beforeAll(async () => {
   // Polling: with the log the feed gives every written product its grams (test/ops/log-feed.test.ts).
-  server = await startTestServer({ env: { ...POLLING_FEED, METRICS: 'on' } });
+  server = await startTestServer({
+    env: { ...POLLING_FEED, METRICS: 'on', CHANGE_FEED_RECONCILE_MS: '1000' },
+  });
   await server.testDb.db.collection('products').insertMany(foreignProducts() as never[]);
 });
 afterAll(() => server.stop());
@@ -108,52 +112,73 @@ describe('searchableTextOf', () => {
   });
 });
 
-describe('products without current grams', () => {
-  it('are still found on both APIs, exactly as the scan finds them', async () => {
-    const products = server.testDb.db.collection<ProductDoc>('products');
-    expect(await createSearchPlanner(products)([WORD])).toEqual({ kind: 'scan' });
-    for (const term of [WORD, 'widget', 'zephyrine widget']) {
+describe('products without rows in the search projection', () => {
+  it('are found on both APIs, exactly as the scan finds them, once the feed counted the collection', async () => {
+    // Written before the feed's position: polling sees them only when its count moves (a sync).
+    const deadline = Date.now() + 15_000;
+    while (JSON.stringify(await restIds(WORD)) !== JSON.stringify(await scanIds(WORD))) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const rows = server.testDb.db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION);
+    expect((await createSearchPlanner(rows)([WORD])).kind).toBe('grams');
+    for (const term of [WORD, 'widget', 'zephyrine widget', 'array']) {
       const expected = await scanIds(term);
       expect(expected.total, term).toBeGreaterThan(0);
       expect(await restIds(term), term).toEqual(expected);
       expect(await graphqlIds(term), term).toEqual(expected);
     }
     expect((await scanIds(WORD)).ids).toEqual([9001, 9002, 9003, 9004]);
+    // Their own search_grams fields (written by older gateways, or copied) are never read.
+    expect((await restIds('zep')).ids).not.toContain(9005);
   });
 
-  it('are counted in /metrics and in a warning at start that names the command', async () => {
-    expect(await gauge()).toBe(5);
+  it('make every search scan until a first sync completed, counted in /metrics and in a warning at start', async () => {
+    const db = server.testDb.db;
+    await dropProjection(db);
+    // Each server reuses its probes' answer for a second.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const total = await db.collection('products').countDocuments();
+    const rows = db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION);
+    expect(await createSearchPlanner(rows, {}, undefined, () => projectionComplete(db))([WORD])).toEqual({
+      kind: 'scan',
+    });
+    expect(await restIds(WORD)).toEqual(await scanIds(WORD));
+    expect(await gauge()).toBe(total);
     const { logger, lines } = capturedLog();
     const second = await startTestServer({ database: server.testDb, logger, env: POLLING_FEED });
     await second.stop();
     const warning = lines.find(
       (line) => line.level === 40 && String(line.msg).includes(SEARCH_INDEX_COMMAND),
     );
-    expect(warning, JSON.stringify(lines.slice(0, 5))).toMatchObject({ products: 5 });
+    expect(warning, JSON.stringify(lines.slice(0, 5))).toMatchObject({ products: total });
   });
 
-  it('get grams from the backfill, batch by batch, and are then found through the index', async () => {
+  it('are written by the sync batch by batch, rows of products gone are removed, and searches use the index', async () => {
     const db = server.testDb.db;
+    await db
+      .collection(SEARCH_PROJECTION_COLLECTION)
+      .insertOne({ _id: 777_777, name: 'Zephyrine ghost' } as never);
     const total = await db.collection('products').countDocuments();
     const seen: number[] = [];
-    const result = await backfillSearchGrams(db, {
+    const result = await syncSearchProjection(db, {
       batchSize: 2,
       onProgress: (progress) => seen.push(progress.checked),
     });
-    expect(result).toEqual({ checked: total, written: 5, total });
-    expect(seen[seen.length - 1]).toBe(total);
+    expect(result).toEqual({ checked: total, written: total, total, removed: 1 });
     expect(seen.slice(0, 3)).toEqual([0, 2, 4]);
-    expect(await countUnindexed(db.collection('products'))).toBe(0);
+    expect(await countUnindexed(db)).toBe(0);
     expect(await gauge()).toBe(0);
-    expect((await backfillSearchGrams(db)).written).toBe(0);
-    const products = db.collection<ProductDoc>('products');
-    expect((await createSearchPlanner(products)([WORD])).kind).toBe('grams');
-    for (const term of [WORD, 'widget', 'zephyrine widget', 'array']) {
+    expect((await syncSearchProjection(db)).written).toBe(0);
+    const rows = db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION);
+    expect((await createSearchPlanner(rows, {}, undefined, () => projectionComplete(db))([WORD])).kind).toBe(
+      'grams',
+    );
+    for (const term of [WORD, 'widget', 'zephyrine widget', 'array', 'ghost']) {
       const expected = await scanIds(term);
       expect(await restIds(term), term).toEqual(expected);
       expect(await graphqlIds(term), term).toEqual(expected);
     }
-    expect((await restIds(WORD)).ids).toEqual([9001, 9002, 9003, 9004]);
   });
 
   it('npm run search:index repairs grams left behind by an edit the feed could not see', async () => {
@@ -168,7 +193,7 @@ describe('products without current grams', () => {
       { env: { ...process.env, MONGODB_URI: server.testDb.uri, MONGODB_DB: server.testDb.dbName } },
     );
     const total = await server.testDb.db.collection('products').countDocuments();
-    expect(stdout).toContain(`Search grams written on 1 of ${total} products`);
+    expect(stdout).toContain(`Search grams written for 1 of ${total} products`);
     expect(await restIds('quillwort')).toEqual({ ids: [9005], total: 1 });
     expect(await graphqlIds('quillwort')).toEqual({ ids: [9005], total: 1 });
   });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBackgroundCommand } from '../support/background-commands';
 import type { ProductDoc } from '../../src/db/documents';
 import { productRecord } from '../../src/db/records';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import { ORDER_FIELDS, PRODUCT_FIELDS, dataOf, globalId } from './helpers';
@@ -230,8 +231,8 @@ describe('connections', () => {
     const fifty = await measure(SEARCH_PAGE, { term: 'northwind', first: 50 });
     expect((fifty.data.searchProducts as Edges).edges).toHaveLength(50);
     // A word this dense fills the window in the walk of the primary key (src/db/product-search.ts),
-    // one aggregation, and totalCount is one more.
-    expect(five.all.map((command) => command.aggregate)).toEqual(['products', 'products']);
+    // one aggregation, and totalCount is one more (on the gateway's search projection).
+    expect(five.all.map((command) => command.aggregate)).toEqual(['products', SEARCH_PROJECTION_COLLECTION]);
     // The total counted for the first page is reused.
     expect(fifty.all.map((command) => command.aggregate)).toEqual(['products']);
     const walk = fifty.all[0]!.pipeline as Document[];

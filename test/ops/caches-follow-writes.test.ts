@@ -1,7 +1,8 @@
 import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchTextHash } from '../../src/db/search-grams';
-import { searchableTextOf } from '../../src/db/search-grams-writer';
+import { searchableTextOf } from '../../src/db/search-grams';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { isBackgroundCommand } from '../support/background-commands';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';
@@ -159,10 +160,15 @@ describe.each([
         async () => (await page(server, search('quillfeather'))).total === 1,
       );
     }
-    // The grams the gateway wrote are of the new text, and it left the writer's text date alone.
+    // The grams the gateway wrote (into its own collection) are of the new text, and the product
+    // is as its writer left it.
     const written = await products.findOne({ _id: gift!._id });
-    expect(written!.search_text_hash).toBe(searchTextHash(searchableTextOf(written!)));
+    const row = await servers[0]!.testDb.db
+      .collection(SEARCH_PROJECTION_COLLECTION)
+      .findOne({ _id: gift!._id as never });
+    expect(row!.search_text_hash).toBe(searchTextHash(searchableTextOf(written!)));
     expect(written!.updated_at).toBe(laravelNow);
+    expect(written).not.toHaveProperty('search_grams');
   });
 });
 

@@ -9,7 +9,8 @@ import { listeningUrl, serverProcessEnv, spawnServer, stopProcess } from '../sup
 
 /**
  * Three instances on one database, following the engine's log: one of them holds the lasting slot
- * and writes each change's grams once for the fleet; every instance answers a rename at once; the
+ * and writes each change's grams once for the fleet, into the gateway's own collection (never into
+ * products or orders); every instance answers a rename at once; the
  * holder killed (SIGKILL, no goodbye), another takes the slot within 5 s and nothing is missed.
  */
 
@@ -44,18 +45,25 @@ async function searchIds(url: string, term: string): Promise<number[]> {
   return ((await response.json()) as { data: { id: number }[] }).data.map((product) => product.id);
 }
 
-/** Updates of the products' table in the log since the last call, read from a slot of the test's own. */
-async function productUpdates(): Promise<number> {
+const WATCHED = ['products', 'orders', 'product_search'] as const;
+type Watched = (typeof WATCHED)[number];
+
+/** Rows written to each watched collection's table since the last call, read from a slot of the test's own. */
+async function writesSince(): Promise<Record<Watched, number>> {
   const { rows } = await sql.query<{ data: string }>(
     `SELECT data FROM pg_logical_slot_get_changes('fleet_test_watch', NULL, NULL)`,
   );
-  const { rows: table } = await sql.query<{ id: string }>(
-    `SELECT collection_id::text AS id FROM documentdb_api_catalog.collections
-      WHERE database_name = $1 AND collection_name = 'products'`,
-    [database.dbName],
+  const { rows: tables } = await sql.query<{ id: string; name: Watched }>(
+    `SELECT collection_id::text AS id, collection_name AS name FROM documentdb_api_catalog.collections
+      WHERE database_name = $1 AND collection_name = ANY($2)`,
+    [database.dbName, [...WATCHED]],
   );
-  const updates = `table documentdb_data.documents_${table[0]!.id}: UPDATE`;
-  return rows.filter((row) => row.data.startsWith(updates)).length;
+  const counts = Object.fromEntries(WATCHED.map((name) => [name, 0])) as Record<Watched, number>;
+  for (const { id, name } of tables) {
+    const prefix = `table documentdb_data.documents_${id}: `;
+    counts[name] = rows.filter((row) => row.data.startsWith(prefix)).length;
+  }
+  return counts;
 }
 
 const word = () => `fleet${Math.random().toString(36).slice(2, 9)}`;
@@ -82,16 +90,26 @@ afterAll(async () => {
 });
 
 describe('three instances following one log', () => {
-  it("write each change's grams once, and every instance answers it at once", async () => {
+  it('write nothing into products or orders, from their start on (their resync writes only their own rows)', async () => {
+    await untilOneLeader(15_000);
+    for (const { url } of instances) {
+      expect(await searchIds(url, 'card')).not.toEqual([]);
+      expect((await fetch(`${url}/api/v1/products?per_page=5`)).status).toBe(200);
+    }
+    const writes = await writesSince();
+    expect({ products: writes.products, orders: writes.orders }).toEqual({ products: 0, orders: 0 });
+  });
+
+  it("write each change's grams once, into their own collection, and every instance answers it at once", async () => {
     await untilOneLeader(15_000);
     const id = 3;
     const name = word();
-    await productUpdates();
+    await writesSince();
     await writer.products.updateOne({ _id: id } as Document, { $set: { name: `Card ${name}` } });
     for (const { url } of instances) expect(await searchIds(url, name)).toEqual([id]);
-    // The owner's rename and the holder's one write of its grams; two more would mean each wrote.
+    // The owner's rename, and the holder's one write of the product's row; more would mean each wrote.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await productUpdates()).toBe(2);
+    expect(await writesSince()).toEqual({ products: 1, orders: 0, product_search: 1 });
   });
 
   it('hand the reading on within 5 s when the holder is killed, and miss nothing', async () => {

@@ -1,10 +1,10 @@
 import { MongoClient, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { SEARCH_GRAMS_VERSION, searchTextHash } from '../../src/db/search-grams';
+import { SEARCH_GRAMS_VERSION, searchableTextOf, searchTextHash } from '../../src/db/search-grams';
 import { productFilter } from '../../src/db/product-plans';
-import { searchableTextOf } from '../../src/db/search-grams-writer';
-import { productRecord } from '../../src/db/records';
+import { createProductRepository } from '../../src/db/product-repository';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { generateProduct } from '../../seed/generator';
 import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 
@@ -105,12 +105,16 @@ async function untilTrue(what: string, check: () => Promise<boolean>): Promise<v
   }
 }
 
-/** Grams made from the product's text now, by the current rules. */
-function gramsCurrent(doc: Document | null): boolean {
+/** The product's row in the search projection holds grams of its text now, by the current rules. */
+async function rowCurrent(filter: Document): Promise<boolean> {
+  const doc = await products.findOne(filter);
+  const row =
+    doc &&
+    (await server.testDb.db.collection(SEARCH_PROJECTION_COLLECTION).findOne({ _id: doc._id as never }));
   return (
-    doc !== null &&
-    doc.search_grams_version === SEARCH_GRAMS_VERSION &&
-    doc.search_text_hash === searchTextHash(searchableTextOf(doc))
+    !!row &&
+    row.search_grams_version === SEARCH_GRAMS_VERSION &&
+    row.search_text_hash === searchTextHash(searchableTextOf(doc))
   );
 }
 
@@ -121,9 +125,10 @@ async function open(env: Record<string, string> = {}): Promise<void> {
   server = await startTestServer({ env: { ...POLLING_FEED, ...env } });
   const extra = Array.from({ length: EXTRA }, (_, index) => {
     const product = generateProduct(7, 500 + index);
-    return productRecord({ ...product, variant: { ...product.variant, id: 700_000 + index } });
+    return { ...product, variant: { ...product.variant, id: 700_000 + index } };
   });
-  await server.testDb.db.collection('products').insertMany(extra as Document[]);
+  // Loaded as the seed loads them (rows in the search projection beside them).
+  await createProductRepository(server.testDb.db).insertMany(extra);
   writer = await MongoClient.connect(server.testDb.uri);
   products = writer.db(server.testDb.dbName).collection('products');
 }
@@ -134,7 +139,7 @@ async function close(): Promise<void> {
 }
 
 describe('writes of another application', () => {
-  beforeAll(() => open());
+  beforeAll(() => open({ CHANGE_FEED_RECONCILE_MS: '1000' }));
   afterAll(close);
 
   it('are searched exactly at once, and get current grams from the feed within its bound', async () => {
@@ -147,6 +152,13 @@ describe('writes of another application', () => {
     const now = () => new Date();
     const maxId = (await products.find().sort({ _id: -1 }).limit(1).next())!.id as number;
 
+    // Polling sees a deletion only when its count of the collection moves (the projection's row
+    // is then removed by a sync): within CHANGE_FEED_RECONCILE_MS, 1 s here.
+    await products.deleteOne({ _id: deleted!._id });
+    await untilTrue('the deleted product leaves the search projection', async () => {
+      const rows = server.testDb.db.collection(SEARCH_PROJECTION_COLLECTION);
+      return (await rows.findOne({ _id: deleted!._id as never })) === null;
+    });
     await products.updateOne(
       { _id: renamed!._id },
       { $set: { name: 'Glimmerquartz Voucher', updated_at: now() } },
@@ -161,7 +173,6 @@ describe('writes of another application', () => {
       variant: { ...(copy.variant as object), id: 990_001 },
       updated_at: now(),
     });
-    await products.deleteOne({ _id: deleted!._id });
     await products.updateOne(
       { _id: repriced!._id },
       { $set: { 'variant.price.amount': 1, updated_at: now() } },
@@ -192,10 +203,10 @@ describe('writes of another application', () => {
     expect(await scanIds('snowquill')).toEqual([maxId + 2]);
 
     await untilTrue('the written products have grams of their text now', async () => {
-      const written = await products
-        .find({ id: { $in: [renamed!.id, maxId + 1, maxId + 2, repriced!.id] } })
-        .toArray();
-      return written.length === 4 && written.every(gramsCurrent);
+      const current = await Promise.all(
+        [renamed!.id, maxId + 1, maxId + 2, repriced!.id].map((id) => rowCurrent({ id })),
+      );
+      return current.every(Boolean);
     });
     for (const term of [...TERMS, oldWord]) await expectExact(term);
   });
@@ -203,10 +214,8 @@ describe('writes of another application', () => {
   it('does not see the gateway write its grams as a change (no feedback loop)', async () => {
     const stamp = new Date();
     await products.updateOne({ id: 1 }, { $set: { name: 'Marigold Gift Card', updated_at: stamp } });
-    await untilTrue('the renamed product has current grams', async () =>
-      gramsCurrent(await products.findOne({ id: 1 })),
-    );
-    // The grams were written without touching updated_at, so nothing new is left to read.
+    await untilTrue('the renamed product has current grams', async () => rowCurrent({ id: 1 }));
+    // The grams went into the gateway's own collection: the product is as its writer left it.
     expect((await products.findOne({ id: 1 }))!.updated_at).toEqual(stamp);
     const position = await writer
       .db(server.testDb.dbName)
@@ -220,9 +229,7 @@ describe('writes of another application', () => {
   it('follows a writer whose clock is a little behind: a rename stamped before a write already handled', async () => {
     const stamp = new Date();
     await products.updateOne({ id: 2 }, { $set: { name: 'Tidewhistle Gift Card', updated_at: stamp } });
-    await untilTrue('the first rename is handled', async () =>
-      gramsCurrent(await products.findOne({ id: 2 })),
-    );
+    await untilTrue('the first rename is handled', async () => rowCurrent({ id: 2 }));
     const behind = (await products.findOne({ name: /card/i, id: { $ne: 2 } }, { sort: { _id: -1 } }))!;
     const oldWord = String(behind.name).split(' ')[0]!.toLowerCase();
     // Committed after the first rename was handled, stamped two seconds before it.
@@ -232,9 +239,7 @@ describe('writes of another application', () => {
     );
     for (const term of ['quintessa', oldWord, 'tidewhistle']) await expectExact(term);
     expect(await scanIds('quintessa')).toEqual([behind.id]);
-    await untilTrue('the late rename gets grams of its text', async () =>
-      gramsCurrent(await products.findOne({ _id: behind._id })),
-    );
+    await untilTrue('the late rename gets grams of its text', async () => rowCurrent({ _id: behind._id }));
     for (const term of ['quintessa', oldWord]) await expectExact(term);
   });
 });
@@ -263,7 +268,7 @@ describe('writes of another application while the feed has not read them yet', (
     for (const term of [...TERMS, oldWord]) await expectExact(term);
     expect(await scanIds('glimmerquartz')).toEqual([renamed!.id]);
     // Nothing has given them grams: the answers above came from the pending path.
-    expect(gramsCurrent(await products.findOne({ _id: renamed!._id }))).toBe(false);
+    expect(await rowCurrent({ _id: renamed!._id })).toBe(false);
   });
 
   it('are found the same way when `updated_at` is text as Laravel writes it', async () => {
@@ -276,6 +281,6 @@ describe('writes of another application while the feed has not read them yet', (
     );
     for (const term of ['quintessa', oldWord, 'card']) await expectExact(term);
     expect(await scanIds('quintessa')).toEqual([renamed.id]);
-    expect(gramsCurrent(await products.findOne({ _id: renamed._id }))).toBe(false);
+    expect(await rowCurrent({ _id: renamed._id })).toBe(false);
   });
 });

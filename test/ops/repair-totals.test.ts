@@ -83,7 +83,7 @@ describe.each([
       ['--import', 'tsx', 'scripts/search-index.ts'],
       { env: { ...process.env, MONGODB_URI: server.testDb.uri, MONGODB_DB: server.testDb.dbName } },
     );
-    expect(stdout).toMatch(/Search grams written on \d+ of/);
+    expect(stdout).toMatch(/Search grams written for \d+ of/);
     expect(await scanIds(word)).toEqual([product.id]);
     await expectAsScanned(word);
     // And a second repair that writes nothing leaves them so.

@@ -2,7 +2,8 @@ import { MongoClient, ObjectId, type CommandStartedEvent, type Collection, type 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { productFilter } from '../../src/db/product-plans';
-import { productRecord } from '../../src/db/records';
+import { createProductRepository } from '../../src/db/product-repository';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { POSITIONS_COLLECTION } from '../../src/db/feed-watermarks';
 import { SEARCH_STATE_COLLECTION } from '../../src/db/search-state';
 import { generateProduct } from '../../seed/generator';
@@ -94,7 +95,7 @@ function isWholeCount(event: CommandStartedEvent): boolean {
   const pipeline = JSON.stringify(event.command.pipeline ?? []);
   return (
     event.commandName === 'aggregate' &&
-    event.command.aggregate === 'products' &&
+    (event.command.aggregate === 'products' || event.command.aggregate === SEARCH_PROJECTION_COLLECTION) &&
     !isBackgroundCommand(event.command) &&
     pipeline.includes('"$group":{"_id":1,"n":{"$sum":1}}') &&
     !pipeline.includes('"_id":{"$in"') &&
@@ -106,13 +107,11 @@ function isWholeCount(event: CommandStartedEvent): boolean {
 async function open(env: Record<string, string>) {
   const database: TestDatabase = await openTestDatabase('pending_totals');
   await loadFixtures(database.db);
-  await database.db.collection('products').insertMany(
-    Array.from({ length: 60 }, (_, n) =>
-      productRecord({
-        ...generateProduct(7, 500 + n),
-        variant: { ...generateProduct(7, 500 + n).variant, id: 700_000 + n },
-      }),
-    ) as Document[],
+  await createProductRepository(database.db).insertMany(
+    Array.from({ length: 60 }, (_, n) => ({
+      ...generateProduct(7, 500 + n),
+      variant: { ...generateProduct(7, 500 + n).variant, id: 700_000 + n },
+    })),
   );
   const server = await startTestServer({ database, env: { ...POLLING_FEED, ...env } });
   let wholeCounts = 0;

@@ -6,6 +6,7 @@ import { READABLE_PRODUCT } from '../../src/db/readable-filter';
 import { INDEXES } from '../../src/db/mongo';
 import { RECENT_WALK } from '../../src/db/order-repository';
 import { WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from '../../src/db/product-search';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { FIXTURE_ORDERS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
@@ -140,8 +141,9 @@ function expectListFind(
   limit: number,
   skip: number,
   projection: Document = PROJECTION,
+  collection = 'products',
 ): void {
-  expect(page?.aggregate).toBe('products');
+  expect(page?.aggregate).toBe(collection);
   const stages = (page?.pipeline as Document[]).map((stage) => plain(stage) as Document);
   expect(stages.map((stage) => Object.keys(stage)[0])).toEqual([
     '$match',
@@ -154,6 +156,14 @@ function expectListFind(
   if (skip > 0) expect(stages[2]!.$skip).toBe(skip);
   expect(stages.at(-2)!.$limit).toBe(limit);
   expect(stages.at(-1)!.$project).toEqual(projection);
+}
+
+/** The products of a page the search projection selected: one find by their `_id`s. */
+function expectFetchByIds(fetch: Document | undefined): void {
+  expect(fetch?.find).toBe('products');
+  expect(Object.keys(plain(fetch?.filter) as Document)).toEqual(['_id']);
+  expect(Object.keys((plain(fetch?.filter) as Document)._id as Document)).toEqual(['$in']);
+  expect(fetch?.projection).toEqual(MERGE_PROJECTION);
 }
 
 /**
@@ -219,17 +229,21 @@ describe('REST product list', () => {
     expect(seen.names).toEqual(['aggregate', 'aggregate']);
     const words = expectSearchWalk(seen.commands[0], 2, 0);
     expect(JSON.stringify(words)).toContain('"$regex":"gift"');
+    // Counted on the gateway's search projection, through its gram index.
+    expect(seen.commands[1]!.aggregate).toBe(SEARCH_PROJECTION_COLLECTION);
     expectGramsAndWords(countFilter(seen.commands[1] as Document), ['gif', 'ift'], words, true);
   });
 
   it('with search matching less than a page: the walk, then the gram index (hinted); no count', async () => {
     const seen = await commandsOf('/api/v1/products?search=gift');
     // The feed reads the log: no product is pending, so no read of recent writes beside the page.
-    expect(seen.names).toEqual(['aggregate', 'aggregate']);
+    // The gateway's search projection selects the page's ids; one find reads those products.
+    expect(seen.names).toEqual(['aggregate', 'aggregate', 'find']);
     const words = expectSearchWalk(seen.commands[0], 15, 0);
-    expectListFind(seen.commands[1], 15, 0, MERGE_PROJECTION);
+    expectListFind(seen.commands[1], 15, 0, { _id: 1 }, SEARCH_PROJECTION_COLLECTION);
     expectGramsAndWords(pageFilter(seen.commands[1]), ['gif', 'ift'], words);
     expect(seen.commands[1]!.hint).toBe('search_grams_1');
+    expectFetchByIds(seen.commands[2]);
   });
 
   it('with category: an equality on the lower-cased category_key, then the id sort', async () => {
@@ -262,9 +276,10 @@ describe('REST search', () => {
   it('a partial page: the walk, then the page through the gram index', async () => {
     const seen = await commandsOf('/api/v1/products/search?term=soundwave');
     expect(seen.status).toBe(200);
-    expect(seen.names).toEqual(['aggregate', 'aggregate']);
+    expect(seen.names).toEqual(['aggregate', 'aggregate', 'find']);
     expectSearchWalk(seen.commands[0], 15, 0);
-    expectListFind(seen.commands[1], 15, 0, MERGE_PROJECTION);
+    expectListFind(seen.commands[1], 15, 0, { _id: 1 }, SEARCH_PROJECTION_COLLECTION);
+    expectFetchByIds(seen.commands[2]);
   });
 });
 
@@ -562,7 +577,7 @@ describe('indexes', () => {
     expect(finds.length).toBeGreaterThan(10);
     for (const event of finds) {
       const command = event.command;
-      const collection = (command.find ?? command.count ?? command.aggregate) as 'products' | 'orders';
+      const collection = (command.find ?? command.count ?? command.aggregate) as keyof typeof INDEXES;
       const keys = [PRIMARY_KEY, ...INDEXES[collection]].map((index) => Object.keys(index.key));
       const filter = event.commandName === 'find' ? command.filter : countFilter(command);
       const fields = filterFields(filter);

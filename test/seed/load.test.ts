@@ -2,13 +2,14 @@ import { Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { OrderDoc, ProductDoc } from '../../src/db/documents';
 import { productRecord } from '../../src/db/records';
-import { INDEXES } from '../../src/db/mongo';
+import { ensureIndexes, INDEXES } from '../../src/db/mongo';
 import { createOrderRepository } from '../../src/db/order-repository';
 import { createProductRepository } from '../../src/db/product-repository';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { generateProduct } from '../../seed/generator';
 import { loadFixtures, loadGenerated, seedFixturesIfEmpty, type LoadProgress } from '../../seed/load';
-import { searchFields } from '../../src/db/product-search';
+import { projectionRow } from '../../src/db/search-projection';
+import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 let tdb: TestDatabase;
@@ -22,6 +23,7 @@ afterAll(async () => {
 });
 
 const productsOf = () => tdb.db.collection<ProductDoc>('products');
+const rowsOf = () => tdb.db.collection(SEARCH_PROJECTION_COLLECTION);
 const ordersOf = () => tdb.db.collection<OrderDoc>('orders');
 
 async function counts() {
@@ -68,6 +70,17 @@ describe('seed loading', () => {
     expect(FIXTURE_ORDERS.some((order) => '_id' in order)).toBe(false);
   });
 
+  it("drops the gram indexes earlier versions made on the owner's products (their grams now live apart)", async () => {
+    await productsOf().createIndex({ search_grams: 1 }, { name: 'search_grams_1' });
+    await productsOf().createIndex({ search_grams_version: 1 }, { name: 'search_grams_version_1' });
+    await ensureIndexes(tdb.db);
+    const names = (await productsOf().listIndexes().toArray()).map((index) => index.name);
+    expect(names).not.toContain('search_grams_1');
+    expect(names).not.toContain('search_grams_version_1');
+    const rows = (await rowsOf().listIndexes().toArray()).map((index) => index.name);
+    expect(rows).toEqual(expect.arrayContaining(['search_grams_1', 'search_grams_version_1']));
+  });
+
   it('stores the fixtures exactly: read back through the repositories', async () => {
     const products = createProductRepository(tdb.db);
     const orders = createOrderRepository(tdb.db);
@@ -100,12 +113,14 @@ describe('seed loading', () => {
     expect(result.elapsedMs).toBeGreaterThan(0);
     expect(result.docsPerSecond).toBeGreaterThan(0);
     expect(await counts()).toEqual({ products: 3000, orders: 1200 });
-    // Stored with the grams search reads (src/db/product-search.ts).
+    // Stored as generated; the grams search reads are in the gateway's own projection beside it.
     const generated = generateProduct(7, 1234);
-    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual({
-      ...generated,
-      ...searchFields(generated),
-    });
+    expect(await productsOf().findOne({ id: 1234 }, { projection: { _id: 0 } })).toEqual(generated);
+    expect(await rowsOf().findOne({ _id: 1234 as never })).toEqual(
+      projectionRow({ ...generated, _id: 1234 }),
+    );
+    expect(await rowsOf().countDocuments()).toBe(3000);
+    expect(await projectionComplete(tdb.db)).toBe(true);
     expect(await ordersOf().countDocuments({ customer_id: 'cus_alice' })).toBe(0);
 
     expect(progress.length).toBe(5);
@@ -128,10 +143,10 @@ describe('seed loading', () => {
     });
     const lastFixtureId = Math.max(...FIXTURE_PRODUCTS.map((product) => product.id));
     const generated = generateProduct(7, lastFixtureId + 1);
-    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual({
-      ...generated,
-      ...searchFields(generated),
-    });
+    expect(await productsOf().findOne({ id: lastFixtureId + 1 }, { projection: { _id: 0 } })).toEqual(
+      generated,
+    );
+    expect(await rowsOf().countDocuments()).toBe(FIXTURE_PRODUCTS.length + 500);
     const firstGenerated = await ordersOf().findOne({ id: FIXTURE_ORDERS.length + 1 });
     const lastFixtureItem = Math.max(
       ...FIXTURE_ORDERS.flatMap((order) => order.items.map((item) => item.id)),

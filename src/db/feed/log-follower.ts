@@ -1,16 +1,14 @@
-import { BSON, type Document } from 'mongodb';
+import type { Document } from 'mongodb';
 import type { FeedBatch, FeedChange, Follower } from '../feed-types';
 import type { LogChange, LogSource } from './log';
 
 /**
  * One collection's feed from the log (src/db/feed/log.ts): the instance's own channel to `deliver`,
- * the fleet's lasting one to `deliverDerived`. An update that changed only the gateway's own fields
- * (its grams) is not a change; excluded fields are never handed on.
+ * the fleet's lasting one to `deliverDerived`. Excluded fields are never handed on.
  */
 
 export interface LogFollowOptions<Doc> {
   exclude: readonly string[];
-  ownFields: readonly string[];
   deliver(batch: FeedBatch<Doc>): Promise<void>;
   deliverDerived(batch: FeedBatch<Doc>): Promise<void>;
 }
@@ -21,13 +19,6 @@ function without(doc: Document, fields: readonly string[]): Document {
   return copy;
 }
 
-function changedOnlyOwnFields(change: LogChange, ownFields: readonly string[]): boolean {
-  if (!change.before || !change.after || ownFields.length === 0) return false;
-  return Buffer.from(BSON.serialize(without(change.before, ownFields))).equals(
-    BSON.serialize(without(change.after, ownFields)),
-  );
-}
-
 export function followLog<Doc>(log: LogSource, collection: string, options: LogFollowOptions<Doc>): Follower {
   const feedChange = (change: LogChange): FeedChange<Doc> => ({
     _id: change._id,
@@ -35,8 +26,7 @@ export function followLog<Doc>(log: LogSource, collection: string, options: LogF
     before: change.before ? (without(change.before, options.exclude) as Doc) : undefined,
   });
   const batchOf = (changes: LogChange[]): FeedBatch<Doc> | undefined => {
-    const real = changes.filter((change) => !changedOnlyOwnFields(change, options.ownFields));
-    return real.length > 0 ? { changes: real.map(feedChange) } : undefined;
+    return changes.length > 0 ? { changes: changes.map(feedChange) } : undefined;
   };
   log.follow(collection, 'own', async (changes, gap) => {
     const batch = gap ? { changes: [], unseenChanges: true } : batchOf(changes);

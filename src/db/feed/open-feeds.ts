@@ -6,7 +6,7 @@ import type { OrderDoc } from '../documents';
 import { movesLists } from '../product-changes';
 import { WITHOUT_SEARCH_FIELDS } from '../product-search';
 import { FEED_COMMENT } from '../feed-types';
-import { backfillSearchGrams } from '../search-backfill';
+import { syncSearchProjection } from '../search-backfill';
 import { followSearchGrams } from '../search-grams-writer';
 import { keepBeforeImages, type BeforeImages } from '../search-state';
 import { createTotalCache, type TotalCache } from '../total-cache';
@@ -56,7 +56,7 @@ async function openLog(
     waitMs: config.changeFeed.waitMs,
     onResync: async () => {
       const started = Date.now();
-      const { checked, written } = await backfillSearchGrams(db, { comment: FEED_COMMENT });
+      const { checked, written } = await syncSearchProjection(db, { comment: FEED_COMMENT });
       events.resyncs++;
       logger.info({ checked, written, ms: Date.now() - started }, 'change feed: the search grams resynced');
     },
@@ -98,8 +98,8 @@ export async function openFeeds(
     ...config.changeFeed,
     log,
     maxTimeMS: config.mongo.timeoutMs,
-    exclude: ['search_grams'],
-    ownFields: Object.keys(WITHOUT_SEARCH_FIELDS),
+    // Grams an older gateway wrote into the products: never read, never handed on.
+    exclude: Object.keys(WITHOUT_SEARCH_FIELDS),
     onError: warn(logger, 'following the products failed; retrying from the saved position'),
   });
   logger.info({ mode: products.mode }, 'following the products collection');
@@ -108,7 +108,13 @@ export async function openFeeds(
   const totals = createTotalCache();
   // A change that moves no product into or out of a list (known only from the log) keeps them.
   products.subscribe((batch) => void (movesLists(batch) && totals.invalidate()));
-  followSearchGrams(products, db, { beforeImages: !log });
+  followSearchGrams(products, db, {
+    beforeImages: !log,
+    onError: warn(
+      logger,
+      'syncing the search projection failed; searches scan what it lacks until it runs again',
+    ),
+  });
   const beforeImages = log
     ? undefined
     : await keepBeforeImages(

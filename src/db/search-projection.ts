@@ -1,0 +1,122 @@
+import { BSON, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
+import type { FeedChange } from './feed-types';
+import { FEED_COMMENT } from './feed-types';
+import { POSITIONS_COLLECTION } from './feed-watermarks';
+import { COMPLETE_MARK, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
+import { searchableTextOf } from './search-grams';
+import { searchFields, SEARCHABLE_FIELDS } from './product-search';
+import { keepsItsLists } from './product-changes';
+
+/**
+ * The gateway's own copy of what a search reads of each product: its grams, and the fields a
+ * search filter and its count test (the searched texts, `category_key`, and the two fields that
+ * say whether a page can serve it), under the products' own names, so the same filter runs on
+ * either collection. Keyed by the product's `_id` and kept from the change feed: the gateway
+ * writes nothing into `products`, which other systems own (an owner's bulk update once
+ * deadlocked against the grams the gateway wrote into its rows). A search through the grams
+ * selects a page's `_id`s here, then fetches those products.
+ */
+
+/** The fields copied as stored, whatever their type: a filter must answer the same on both. */
+const COPIED_FIELDS = [...SEARCHABLE_FIELDS, 'category_key'] as const;
+
+/** Everything of a product its row is made from (a read of `products` for the sync). */
+export const PROJECTED_SOURCE = Object.fromEntries(
+  [...COPIED_FIELDS, 'variant.price.amount'].map((field) => [field, 1]),
+);
+
+/** A product's row: the copies, the readable fields (src/db/readable-filter.ts) and the grams. */
+export function projectionRow(doc: Document): Document {
+  const row: Document = { _id: doc._id };
+  for (const field of COPIED_FIELDS) if (field in doc) row[field] = doc[field];
+  const amount = (doc.variant as Document | undefined)?.price?.amount;
+  if (amount !== undefined) row.variant = { price: { amount } };
+  return { ...row, ...searchFields(searchableTextOf(doc)) };
+}
+
+/** A read through the projection met rows of products gone: read it again as a scan. */
+export class StaleRowsError extends Error {}
+
+/** `_id`s of any type as one key (1 and '1' differ). */
+export const idKey = (id: unknown) => `${typeof id}:${String(id)}`;
+
+/**
+ * The writes that make the rows of `changes` their products' last state: the last change of each
+ * product wins (a batch may hold an insert and its update). A change that leaves every listed
+ * field as it was (a price, a stock flag: src/db/product-changes.ts) writes nothing.
+ */
+export function projectionWrites(
+  changes: readonly FeedChange<Document>[],
+): AnyBulkWriteOperation<Document>[] {
+  const last = new Map<string, FeedChange<Document>>();
+  for (const change of changes) {
+    const key = idKey(change._id);
+    last.delete(key);
+    last.set(key, change);
+  }
+  return [...last.values()].flatMap((change): AnyBulkWriteOperation<Document>[] => {
+    const filter = { _id: change._id } as Document;
+    if (change.document === null) return [{ deleteOne: { filter } }];
+    if (keepsItsLists(change)) return [];
+    return [{ replaceOne: { filter, replacement: projectionRow(change.document), upsert: true } }];
+  });
+}
+
+export async function writeProjection(db: Db, changes: readonly FeedChange<Document>[]): Promise<number> {
+  const writes = projectionWrites(changes);
+  if (writes.length > 0)
+    await db.collection(SEARCH_PROJECTION_COLLECTION).bulkWrite(writes, { comment: FEED_COMMENT });
+  return writes.length;
+}
+
+const same = (a: Document, b: Document | undefined) =>
+  b !== undefined && Buffer.from(BSON.serialize(a)).equals(BSON.serialize(b));
+
+/** The writes that make `rows` (read for these products) what `products` say now. */
+export async function rowsToWrite(
+  rows: Collection<Document>,
+  products: readonly Document[],
+  comment?: string,
+): Promise<AnyBulkWriteOperation<Document>[]> {
+  const stored = await rows.find({ _id: { $in: products.map((doc) => doc._id) } }, { comment }).toArray();
+  const byId = new Map(stored.map((row) => [idKey(row._id), row]));
+  return products.flatMap((doc) => {
+    const row = projectionRow(doc);
+    if (same(row, byId.get(idKey(doc._id)))) return [];
+    return [{ replaceOne: { filter: { _id: doc._id }, replacement: row, upsert: true } }];
+  });
+}
+
+/** The `_id`s among `ids` that no product has any more. */
+export async function orphansAmong(
+  products: Collection<Document>,
+  ids: readonly unknown[],
+  comment?: string,
+): Promise<unknown[]> {
+  const present = await products
+    .find({ _id: { $in: [...ids] } } as Document, { projection: { _id: 1 }, comment })
+    .toArray();
+  const kept = new Set(present.map((doc) => idKey(doc._id)));
+  return ids.filter((id) => !kept.has(idKey(id)));
+}
+
+/**
+ * Forgets the projection (a reload of the catalogue: `npm run seed`): dropped with its indexes
+ * where the caller builds them after its load, else emptied. The loader marks it complete again.
+ */
+export async function dropProjection(db: Db, { withIndexes = true } = {}): Promise<void> {
+  await db.collection<{ _id: string }>(POSITIONS_COLLECTION).deleteOne({ _id: COMPLETE_MARK });
+  const rows = db.collection(SEARCH_PROJECTION_COLLECTION);
+  await (withIndexes ? rows.deleteMany({}) : rows.drop());
+}
+
+/** Rows for products the caller itself inserts (the seed): idempotent beside the feed's. */
+export async function writeRowsOf(db: Db, docs: readonly Document[]): Promise<void> {
+  if (docs.length === 0) return;
+  await db.collection(SEARCH_PROJECTION_COLLECTION).bulkWrite(
+    docs.map((doc) => ({
+      replaceOne: { filter: { _id: doc._id }, replacement: projectionRow(doc), upsert: true },
+    })),
+    { ordered: false },
+  );
+}
