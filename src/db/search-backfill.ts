@@ -3,7 +3,7 @@ import type { FeedChange } from './feed-types';
 import { bumpGramsEpoch } from './grams-epoch';
 import { FEED_COMMENT } from './feed-types';
 import { statesComplete, writeStates } from './search-state';
-import { orphansAmong, PROJECTED_SOURCE, rowsToWrite } from './search-projection';
+import { orphansAmong, PROJECTED_SOURCE, rowsToWrite, writeRows } from './search-projection';
 import { markProjectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
 
 /**
@@ -79,7 +79,7 @@ export async function syncSearchProjection(db: Db, options: BackfillOptions = {}
   const flush = async () => {
     const writes = await rowsToWrite(rows, batch, comment);
     if (writes.length > 0) {
-      await rows.bulkWrite(writes, { ordered: false, comment: FEED_COMMENT });
+      await writeRows(rows, writes);
       // The feed saw none of this: the before-images of what changed, then the mark that tells
       // polling servers their kept totals may be of the old rows (src/db/grams-epoch.ts).
       if (images)

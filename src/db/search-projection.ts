@@ -62,10 +62,23 @@ export function projectionWrites(
   });
 }
 
+/**
+ * Rows per write: a bulk update's run of 1,000 changes written at once took longer than the
+ * connection's reply bound (MONGODB_TIMEOUT_MS + 1 s) at load 6, and the slot then replayed it.
+ */
+const WRITE_CHUNK = 200;
+
+export async function writeRows(
+  rows: Collection<Document>,
+  writes: readonly AnyBulkWriteOperation<Document>[],
+): Promise<void> {
+  for (let start = 0; start < writes.length; start += WRITE_CHUNK)
+    await rows.bulkWrite(writes.slice(start, start + WRITE_CHUNK), { ordered: false, comment: FEED_COMMENT });
+}
+
 export async function writeProjection(db: Db, changes: readonly FeedChange<Document>[]): Promise<number> {
   const writes = projectionWrites(changes);
-  if (writes.length > 0)
-    await db.collection(SEARCH_PROJECTION_COLLECTION).bulkWrite(writes, { comment: FEED_COMMENT });
+  await writeRows(db.collection(SEARCH_PROJECTION_COLLECTION), writes);
   return writes.length;
 }
 
