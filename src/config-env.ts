@@ -110,6 +110,7 @@ export const envSchema = z.object({
   RESPONSE_CACHE_TTL_MS: wholeNumber(0, 86_400_000).default(10_000),
   CHANGE_FEED_POSTGRES_URL: optionalText,
   CHANGE_FEED_WAIT_MS: wholeNumber(0, 10_000).default(1_000),
+  CHANGE_FEED_SLOT_ABANDON_HOURS: wholeNumber(1, 8_760).default(168),
   CHANGE_FEED_INTERVAL_MS: wholeNumber(100, 60_000).default(1_000),
   CHANGE_FEED_BATCH: wholeNumber(10, 10_000).default(500),
   CHANGE_FEED_RECONCILE_MS: wholeNumber(1_000, 3_600_000).default(10_000),

@@ -79,6 +79,8 @@ export interface Config {
     postgresUrl?: string;
     /** How long a request waits for the log's feed to hand on what committed before it. */
     waitMs: number;
+    /** How long a database's lasting log slot may go unserved before any instance drops it. */
+    slotAbandonMs: number;
     intervalMs: number;
     batchSize: number;
     reconcileMs: number;
@@ -294,6 +296,7 @@ export function loadConfig(
     changeFeed: Object.freeze({
       postgresUrl: values.CHANGE_FEED_POSTGRES_URL,
       waitMs: values.CHANGE_FEED_WAIT_MS,
+      slotAbandonMs: values.CHANGE_FEED_SLOT_ABANDON_HOURS * 3_600_000,
       intervalMs: values.CHANGE_FEED_INTERVAL_MS,
       batchSize: values.CHANGE_FEED_BATCH,
       reconcileMs: values.CHANGE_FEED_RECONCILE_MS,

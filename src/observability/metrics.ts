@@ -187,19 +187,20 @@ export function registerFeedLagGauge(
 }
 
 /** Live order subscriptions open on this instance (its bound: LIVE_SUBSCRIPTIONS_PER_INSTANCE). */
-/** The log feed's slot: lost and resynced (counts since start), and whether this instance leads. */
+/** The log feed's slot: lost, resynced, abandoned ones dropped (counts since start), and whether this instance leads. */
 export function registerLogFeedMetrics(
   registry: Registry,
-  events: { slotsLost: number; resyncs: number; leading(): boolean },
+  events: { slotsLost: number; resyncs: number; slotsDropped: number; leading(): boolean },
 ): void {
   new Gauge({
     name: 'change_feed_log_events',
-    help: "The log feed's lasting slot since start: event=slot_lost (invalidated or gone), resync (derived state rebuilt)",
+    help: "The log feed's lasting slots since start: event=slot_lost (invalidated or gone), resync (derived state rebuilt), abandoned_slot_dropped (another database's, unserved for CHANGE_FEED_SLOT_ABANDON_HOURS)",
     labelNames: ['event'],
     registers: [registry],
     collect() {
       this.set({ event: 'slot_lost' }, events.slotsLost);
       this.set({ event: 'resync' }, events.resyncs);
+      this.set({ event: 'abandoned_slot_dropped' }, events.slotsDropped);
     },
   });
   new Gauge({

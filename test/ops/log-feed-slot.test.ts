@@ -6,6 +6,7 @@ import { MongoClient, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
 import { lastingSlotName } from '../../src/db/feed/log';
+import { ensureSlotsTable, SLOTS_TABLE } from '../../src/db/feed/log-abandoned';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/engine';
 import { createLogger } from '../../src/logger';
 import { startServer, type RunningServer } from '../../src/server';
@@ -115,6 +116,39 @@ describe('a lasting slot past its bound', () => {
       expect(await searchIds(second, 'bramblequill')).toEqual([3]);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('lasting slots of fleets that are gone', () => {
+  it('are dropped once unserved for CHANGE_FEED_SLOT_ABANDON_HOURS; served and newly seen ones stay', async () => {
+    const [abandoned, unseen] = ['a', 'b'].map((digit) => `storefront_${digit.repeat(24)}`) as [
+      string,
+      string,
+    ];
+    for (const slot of [abandoned, unseen])
+      await sql.query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
+    await ensureSlotsTable(sql);
+    // Last served eight days ago (the default bound is seven).
+    await sql.query(`INSERT INTO ${SLOTS_TABLE} (slot, served_at) VALUES ($1, now() - interval '8 days')`, [
+      abandoned,
+    ]);
+    const gateway = await startGateway();
+    try {
+      const slots = async () =>
+        (await sql.query<{ slot_name: string }>('SELECT slot_name FROM pg_replication_slots')).rows.map(
+          (row) => row.slot_name,
+        );
+      for (let waited = 0; (await slots()).includes(abandoned) && waited < 5_000; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await slots()).not.toContain(abandoned);
+      // One an older gateway made, first seen now: its time starts now. And this database's own.
+      expect(await slots()).toEqual(expect.arrayContaining([unseen, lastingSlotName(DB)]));
+      expect(await metric(gateway, /^change_feed_log_events\{event="abandoned_slot_dropped"\} (\d+)$/m)).toBe(
+        '1',
+      );
+    } finally {
+      await gateway.close();
     }
   });
 });

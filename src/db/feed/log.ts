@@ -5,6 +5,7 @@ import { createLogCatalog } from './log-catalog';
 import { keepChannelOpen, type ChannelSpec } from './log-channel';
 import { createLogPositions } from './log-position';
 import { ensureResyncTable, prepareLastingSlot, resynced } from './log-slot';
+import { ensureSlotsTable, sweepAbandonedSlots } from './log-abandoned';
 import type { LogSession, LogTransaction, RowChange } from './log-session';
 import { createPositionWaiter } from './position-waiter';
 
@@ -46,6 +47,10 @@ export interface LogSourceOptions {
   onError: (error: unknown, channel: LogChannel) => void;
   /** Told when the lasting slot was found lost (invalidated, or gone with a restored backup). */
   onSlotLost?: () => void;
+  /** How long another database's lasting slot may go unserved before it is dropped (src/db/feed/log-abandoned.ts). */
+  abandonMs: number;
+  /** Told of each abandoned lasting slot dropped. */
+  onSlotDropped?: (slot: string) => void;
 }
 
 export interface LogSource {
@@ -78,8 +83,14 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   const catalog = createLogCatalog(pool, options.dbName, options.collections);
   await ensurePublication(pool);
   await ensureResyncTable(pool);
+  await ensureSlotsTable(pool);
   await catalog.prepare();
   const lastingSlot = lastingSlotName(options.dbName);
+  const stopSweeping = sweepAbandonedSlots(pool, lastingSlot, {
+    abandonMs: options.abandonMs,
+    onDropped: (slot) => options.onSlotDropped?.(slot),
+    onError: (error) => options.onError(error, 'derived'),
+  });
   const listeners: Record<LogChannel, Map<string, LogListener[]>> = { own: new Map(), derived: new Map() };
   const own = createPositionWaiter();
   let lastCaughtUp = Date.now();
@@ -154,6 +165,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     leading: () => holding !== undefined,
     lagSeconds: () => (own.pending() ? (Date.now() - lastCaughtUp) / 1000 : 0),
     async close() {
+      stopSweeping();
       await Promise.all([ownChannel.close(), derivedChannel.close()]);
       await pool.end().catch(() => undefined);
     },

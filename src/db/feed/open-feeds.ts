@@ -35,6 +35,8 @@ export interface LogEvents {
   slotsLost: number;
   /** Derived state rebuilt from the collections (a new or lost slot). */
   resyncs: number;
+  /** Other databases' lasting slots dropped, abandoned (src/db/feed/log-abandoned.ts). */
+  slotsDropped: number;
   /** Whether this instance holds the lasting slot (writes the derived state for the fleet). */
   leading(): boolean;
 }
@@ -54,6 +56,14 @@ async function openLog(
     dbName: db.databaseName,
     collections: ['products', 'orders'],
     waitMs: config.changeFeed.waitMs,
+    abandonMs: config.changeFeed.slotAbandonMs,
+    onSlotDropped: (slot) => {
+      events.slotsDropped++;
+      logger.warn(
+        { slot },
+        'change feed: dropped a log slot no gateway has served for CHANGE_FEED_SLOT_ABANDON_HOURS',
+      );
+    },
     onResync: async () => {
       const started = Date.now();
       const { checked, written } = await syncSearchProjection(db, { comment: FEED_COMMENT });
@@ -89,7 +99,12 @@ export async function openFeeds(
   postgresUrl: string | undefined,
 ): Promise<Feeds> {
   let log: LogSource | undefined;
-  const logEvents: LogEvents = { slotsLost: 0, resyncs: 0, leading: () => log?.leading() ?? false };
+  const logEvents: LogEvents = {
+    slotsLost: 0,
+    resyncs: 0,
+    slotsDropped: 0,
+    leading: () => log?.leading() ?? false,
+  };
   if (postgresUrl) {
     log = await openLog(db, config, postgresUrl, logger, logEvents);
     await awaitCaughtUp(log, logger);
