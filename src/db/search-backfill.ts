@@ -3,7 +3,7 @@ import type { FeedChange } from './feed-types';
 import { bumpGramsEpoch } from './grams-epoch';
 import { FEED_COMMENT } from './feed-types';
 import { statesComplete, writeStates } from './search-state';
-import { orphansAmong, PROJECTED_SOURCE, rowsToWrite, writeRows } from './search-projection';
+import { orphansAmong, PROJECTED_SOURCE, rowsToWrite, writeRows, type OnRefused } from './search-projection';
 import { markProjectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
 
 /**
@@ -33,6 +33,8 @@ export interface BackfillOptions {
   onProgress?: (progress: BackfillProgress) => void;
   /** The commands' comment (the change feed's resync names itself, as its other background reads do). */
   comment?: string;
+  /** Told of each row the database refused (written stale instead: src/db/search-projection.ts). */
+  onRefused?: OnRefused;
 }
 
 /** A product whose row was written, as the feed would hand it on (for the before-images). */
@@ -65,7 +67,7 @@ async function removeOrphans(db: Db, batchSize: number, comment?: string): Promi
 }
 
 export async function syncSearchProjection(db: Db, options: BackfillOptions = {}): Promise<BackfillProgress> {
-  const { batchSize = DEFAULT_BACKFILL_BATCH, onProgress, comment } = options;
+  const { batchSize = DEFAULT_BACKFILL_BATCH, onProgress, comment, onRefused } = options;
   const products = db.collection<Document>('products');
   const rows = db.collection(SEARCH_PROJECTION_COLLECTION);
   const total = await products.countDocuments({}, { comment });
@@ -79,7 +81,7 @@ export async function syncSearchProjection(db: Db, options: BackfillOptions = {}
   const flush = async () => {
     const writes = await rowsToWrite(rows, batch, comment);
     if (writes.length > 0) {
-      await writeRows(rows, writes);
+      await writeRows(rows, writes, onRefused);
       // The feed saw none of this: the before-images of what changed, then the mark that tells
       // polling servers their kept totals may be of the old rows (src/db/grams-epoch.ts).
       if (images)

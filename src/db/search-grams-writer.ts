@@ -1,6 +1,6 @@
 import type { Db, Document } from 'mongodb';
 import type { ChangeFeed } from './change-feed';
-import { writeProjection } from './search-projection';
+import { writeProjection, type OnRefused } from './search-projection';
 import { writeStates } from './search-state';
 import { syncSearchProjection } from './search-backfill';
 
@@ -15,14 +15,18 @@ import { syncSearchProjection } from './search-backfill';
 export function followSearchGrams(
   feed: ChangeFeed<Document>,
   db: Db,
-  { beforeImages, onError }: { beforeImages: boolean; onError: (error: unknown) => void },
+  {
+    beforeImages,
+    onError,
+    onRefused,
+  }: { beforeImages: boolean; onError: (error: unknown) => void; onRefused: OnRefused },
 ): () => void {
   let syncing: Promise<unknown> | undefined;
   return feed.subscribeDerived(async ({ changes, unseenChanges }) => {
     if (unseenChanges && feed.mode !== 'log')
-      syncing ??= syncSearchProjection(db)
+      syncing ??= syncSearchProjection(db, { onRefused })
         .catch(onError)
         .finally(() => (syncing = undefined));
-    await Promise.all([writeProjection(db, changes), beforeImages && writeStates(db, changes)]);
+    await Promise.all([writeProjection(db, changes, onRefused), beforeImages && writeStates(db, changes)]);
   });
 }

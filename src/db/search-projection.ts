@@ -6,6 +6,7 @@ import { COMPLETE_MARK, SEARCH_PROJECTION_COLLECTION } from './search-projection
 import { searchableTextOf } from './search-grams';
 import { searchFields, SEARCHABLE_FIELDS } from './product-search';
 import { keepsItsLists } from './product-changes';
+import { isDatabaseUnavailable } from './mongo';
 
 /**
  * The gateway's own copy of what a search reads of each product: its grams, and the fields a
@@ -68,17 +69,65 @@ export function projectionWrites(
  */
 const WRITE_CHUNK = 200;
 
+/** Told of a row the database refused (its product is then searched by the scan). */
+export type OnRefused = (id: unknown, error: unknown) => void;
+
+const idOfWrite = (write: AnyBulkWriteOperation<Document>): unknown =>
+  ('replaceOne' in write
+    ? write.replaceOne.filter
+    : (write as { deleteOne: { filter: Document } }).deleteOne.filter
+  )._id;
+
+/**
+ * A row the database will not take (a product too large for its row: its grams of a text of
+ * megabytes) is written as a stale one instead (version 0): searches then scan, exact, until the
+ * product changes or `npm run search:index` runs, and /metrics counts it. So one such product
+ * never stops the feed (a failed batch is read again, for ever).
+ */
+async function writeOneByOne(
+  rows: Collection<Document>,
+  writes: readonly AnyBulkWriteOperation<Document>[],
+  onRefused: OnRefused,
+): Promise<void> {
+  for (const write of writes) {
+    try {
+      await rows.bulkWrite([write], { comment: FEED_COMMENT });
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      const _id = idOfWrite(write);
+      onRefused(_id, error);
+      await rows.replaceOne(
+        { _id } as Document,
+        { _id, search_grams_version: 0 },
+        { upsert: true, comment: FEED_COMMENT },
+      );
+    }
+  }
+}
+
 export async function writeRows(
   rows: Collection<Document>,
   writes: readonly AnyBulkWriteOperation<Document>[],
+  onRefused: OnRefused = () => undefined,
 ): Promise<void> {
-  for (let start = 0; start < writes.length; start += WRITE_CHUNK)
-    await rows.bulkWrite(writes.slice(start, start + WRITE_CHUNK), { ordered: false, comment: FEED_COMMENT });
+  for (let start = 0; start < writes.length; start += WRITE_CHUNK) {
+    const chunk = writes.slice(start, start + WRITE_CHUNK);
+    try {
+      await rows.bulkWrite(chunk, { ordered: false, comment: FEED_COMMENT });
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      await writeOneByOne(rows, chunk, onRefused);
+    }
+  }
 }
 
-export async function writeProjection(db: Db, changes: readonly FeedChange<Document>[]): Promise<number> {
+export async function writeProjection(
+  db: Db,
+  changes: readonly FeedChange<Document>[],
+  onRefused?: OnRefused,
+): Promise<number> {
   const writes = projectionWrites(changes);
-  await writeRows(db.collection(SEARCH_PROJECTION_COLLECTION), writes);
+  await writeRows(db.collection(SEARCH_PROJECTION_COLLECTION), writes, onRefused);
   return writes.length;
 }
 

@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logApplicationName } from '../../src/db/feed/log';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { productFilter } from '../../src/db/product-plans';
-import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
+import { countUnindexed } from '../../src/db/product-search';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -103,6 +105,45 @@ describe('the feed follows the log', () => {
       await expectFound(before, []);
     });
   }
+
+  it('a product too large for its search row does not stop the feed: searches scan, exact, until it goes', async () => {
+    const template = (await writer.products.findOne({}))!;
+    const id = 990_101;
+    const rare = word();
+    // 800,000 random CJK code points (2.4 MB): their distinct grams pass 16 MB, so no row holds them.
+    const huge = Array.from({ length: 800_000 }, () =>
+      String.fromCodePoint(0x4e00 + Math.floor(Math.random() * 20_000)),
+    ).join('');
+    await writer.products.insertOne(
+      productLike(template, id, String(template.category_key), { name: `${rare} ${huge}` }),
+    );
+    const rows = server.testDb.db.collection(SEARCH_PROJECTION_COLLECTION);
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`not within 15 s: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    // Its row is written stale (counted, and searches scan while it is there) ...
+    await until('the refused row is written stale', async () =>
+      Boolean(await rows.findOne({ _id: id as never, search_grams_version: 0 })),
+    );
+    expect(await rows.findOne({ _id: id as never })).toEqual({ _id: id, search_grams_version: 0 });
+    expect(await countUnindexed(server.testDb.db)).toBe(1);
+    await expectFound(rare, [id]);
+    // ... and the feed goes on: a later write of another product gets its row.
+    const other = await anyProductId();
+    const after = word();
+    await writer.products.updateOne({ _id: other } as Document, { $set: { name: `Card ${after}` } });
+    await until('the next write gets its row', async () =>
+      Boolean(await rows.findOne({ _id: other as never, name: `Card ${after}` })),
+    );
+    await expectFound(after, [other]);
+    await writer.products.deleteOne({ _id: id } as Document);
+    await expectFound(rare, []);
+    expect(await countUnindexed(server.testDb.db)).toBe(0);
+  });
 
   it('a lone deletion leaves totals and categories at once; a re-insert of the same _id comes back', async () => {
     const category = 'Log Feed Deletions';

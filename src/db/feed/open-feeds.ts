@@ -4,7 +4,7 @@ import type { Logger } from '../../logger';
 import { openChangeFeed, type ChangeFeed } from '../change-feed';
 import type { OrderDoc } from '../documents';
 import { movesLists } from '../product-changes';
-import { WITHOUT_SEARCH_FIELDS } from '../product-search';
+import { SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from '../product-search';
 import { FEED_COMMENT } from '../feed-types';
 import { syncSearchProjection } from '../search-backfill';
 import { followSearchGrams } from '../search-grams-writer';
@@ -66,7 +66,10 @@ async function openLog(
     },
     onResync: async () => {
       const started = Date.now();
-      const { checked, written } = await syncSearchProjection(db, { comment: FEED_COMMENT });
+      const { checked, written } = await syncSearchProjection(db, {
+        comment: FEED_COMMENT,
+        onRefused: refusedRow(logger),
+      });
       events.resyncs++;
       logger.info({ checked, written, ms: Date.now() - started }, 'change feed: the search grams resynced');
     },
@@ -77,6 +80,13 @@ async function openLog(
     onError: (error, channel) => warn(logger, `following the log failed (${channel}); reopening`)(error),
   });
 }
+
+/** A product whose search row the database refused: searches scan (exact) until it changes. */
+const refusedRow = (logger: Logger) => (id: unknown, error: unknown) =>
+  logger.error(
+    { _id: String(id), err: { message: error instanceof Error ? error.message : String(error) } },
+    `a product's search row was refused; every search scans until it changes or \`${SEARCH_INDEX_COMMAND}\` runs`,
+  );
 
 /** The longest a start waits for the log's first resync (the grams): after it, searches scan until it ends. */
 const START_WAIT_MS = 15_000;
@@ -129,6 +139,7 @@ export async function openFeeds(
       logger,
       'syncing the search projection failed; searches scan what it lacks until it runs again',
     ),
+    onRefused: refusedRow(logger),
   });
   const beforeImages = log
     ? undefined
