@@ -47,7 +47,8 @@ async function openOnce(
     {
       onTransaction: async (transaction) => {
         await spec.hand(transaction);
-        handled(transaction.endLsn);
+        // A part of a large transaction: its position comes with the last part.
+        if (transaction.endLsn > 0n) handled(transaction.endLsn);
       },
       onProgress: handled,
       onClose: (error) => closedWith(error),

@@ -25,7 +25,11 @@ export interface RowChange {
 }
 
 export interface LogTransaction {
-  /** Where the transaction's commit record ends: every change before it is handed on with it. */
+  /**
+   * Where the transaction's commit record ends: every change before it is handed on with it. 0n
+   * for a part of a large transaction handed on before its end (pgoutput sends only committed
+   * transactions, so the part is committed; its position is confirmed with the last part).
+   */
   endLsn: Lsn;
   changes: RowChange[];
 }
@@ -58,8 +62,13 @@ export interface LogSession {
   close(): Promise<void>;
 }
 
-/** Most decoded transactions held unhandled before the socket is paused (TCP backpressure). */
+/**
+ * Most decoded transactions, and changes, held unhandled before the socket is paused (TCP
+ * backpressure): a bulk write of many documents in one transaction is held a run at a time, not
+ * whole (20,000 documents with their before-images were ~80 MB).
+ */
 const MAX_QUEUED = 2_000;
+const MAX_QUEUED_CHANGES = 4_000;
 /**
  * Transactions queued in a row are handed on as one run of at most this many changes: a bulk
  * write that commits document by document is then one write of grams per run, not one per document.
@@ -114,6 +123,7 @@ export async function openLogSession(
   const connection = (client as unknown as { connection: PgConnection }).connection;
   const queue: Queued[] = [];
   let open: LogTransaction | undefined;
+  let queuedChanges = 0;
   let draining = false;
   let confirmed = 0n;
   let closed = false;
@@ -130,8 +140,10 @@ export async function openLogSession(
       if (run.changes.length + next.transaction.changes.length > MAX_RUN_CHANGES) break;
       queue.shift();
       run.changes.push(...next.transaction.changes);
-      run.endLsn = next.transaction.endLsn;
+      // A part of a transaction (0n) does not take back the position of one before it.
+      if (next.transaction.endLsn > run.endLsn) run.endLsn = next.transaction.endLsn;
     }
+    queuedChanges -= run.changes.length;
     return { transaction: run };
   };
   const drain = async () => {
@@ -142,7 +154,8 @@ export async function openLogSession(
         const next = nextRun();
         if ('transaction' in next) await handlers.onTransaction(next.transaction);
         else handlers.onProgress(next.progress);
-        if (queue.length < MAX_QUEUED / 2) connection.stream.resume();
+        if (queue.length < MAX_QUEUED / 2 && queuedChanges < MAX_QUEUED_CHANGES / 2)
+          connection.stream.resume();
       }
     } catch (error) {
       closed = true;
@@ -154,7 +167,8 @@ export async function openLogSession(
   };
   const enqueue = (item: Queued) => {
     queue.push(item);
-    if (queue.length >= MAX_QUEUED) connection.stream.pause();
+    if ('transaction' in item) queuedChanges += item.transaction.changes.length;
+    if (queue.length >= MAX_QUEUED || queuedChanges >= MAX_QUEUED_CHANGES) connection.stream.pause();
     void drain();
   };
 
@@ -175,6 +189,10 @@ export async function openLogSession(
     } else {
       const change = rowChange(message, handlers.keeps);
       if (change && open) open.changes.push(change);
+      if (open && open.changes.length >= MAX_RUN_CHANGES) {
+        enqueue({ transaction: { endLsn: 0n, changes: open.changes } });
+        open = { endLsn: 0n, changes: [] };
+      }
     }
   });
   client.on('error', () => undefined);
