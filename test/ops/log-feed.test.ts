@@ -145,6 +145,23 @@ describe('the feed follows the log', () => {
     expect(await countUnindexed(server.testDb.db)).toBe(0);
   });
 
+  it('never answers the state before a write to a request sent after it: 30 writes, each read at once on both APIs', async () => {
+    const id = await anyProductId();
+    const doc = (await writer.products.findOne({ _id: id } as Document))!;
+    let previous: string | undefined;
+    for (let round = 0; round < 30; round++) {
+      const now = word();
+      await writer.products.updateOne({ _id: id } as Document, { $set: { name: `${doc.name} ${now}` } });
+      const [newer, older] =
+        round % 2 === 0
+          ? [await restSearch(now), previous ? await graphqlSearch(previous) : undefined]
+          : [await graphqlSearch(now), previous ? await restSearch(previous) : undefined];
+      expect(newer, `round ${round}`).toEqual({ ids: [id], total: 1 });
+      if (older) expect(older, `round ${round}`).toEqual({ ids: [], total: 0 });
+      previous = now;
+    }
+  });
+
   it('a lone deletion leaves totals and categories at once; a re-insert of the same _id comes back', async () => {
     const category = 'Log Feed Deletions';
     const ids = [990_001, 990_002, 990_003];
