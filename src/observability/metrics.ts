@@ -223,6 +223,30 @@ export function registerLiveSubscriptionsGauge(registry: Registry, count: () => 
   });
 }
 
+/**
+ * Kept totals (and counts by group) counted, by why: `first` (never kept), `write` (a change
+ * dropped it: unsure how it moved), `evicted` (the least recently used went), `not_current` (the
+ * feed was behind the request, so it counted without them). Moved totals are not counted.
+ */
+export function registerTotalCounts(
+  registry: Registry,
+  counts: () => Readonly<Record<'first' | 'write' | 'evicted' | 'not_current', number>>,
+): void {
+  const seen: Record<string, number> = {};
+  new Counter({
+    name: 'kept_totals_counted_total',
+    help: 'Totals of product filters and counts by group counted in the database, by reason: first, write, evicted, not_current.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      for (const [reason, count] of Object.entries(counts())) {
+        this.inc({ reason }, count - (seen[reason] ?? 0));
+        seen[reason] = count;
+      }
+    },
+  });
+}
+
 /** The shared store's circuit: open (Redis skipped after repeated timeouts) and how often it opened. */
 export function registerRedisCircuit(
   registry: Registry,
