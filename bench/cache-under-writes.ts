@@ -1,13 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { MongoClient, type Document } from 'mongodb';
 import { loadConfig } from '../src/config';
 import { startEmbeddedDatabase } from '../src/engine';
 import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
-import { loadFixtures } from '../seed/load';
+import { loadFixtures, loadGenerated } from '../seed/load';
 import { median } from './median';
 
 /**
@@ -16,8 +17,13 @@ import { median } from './median';
  * mix of bench/cache-hit-ratio.ts sent ROUNDS times, REQUESTS_PER_S a second (a client's pace, not
  * as fast as it can: then every key is asked again between two writes), with no writes, then while
  * a plain-driver writer (no `updated_at`) renames products, changes prices and moves products
- * between categories, WRITES_PER_S a second. Each round is the mix once (the first fills the cache).
+ * between categories, WRITES_PER_S a second, each to a product drawn at random. Each round is the
+ * mix once (the first fills the cache). `--products N` adds N generated products to the fixtures'
+ * 20 (default 0): with 20, every product is on one of the mix's pages, so every write purges some.
  */
+
+const { values: args } = parseArgs({ options: { products: { type: 'string', default: '0' } } });
+const GENERATED = Number(args.products);
 
 const REQUESTS = 600;
 const ROUNDS = 3;
@@ -69,12 +75,14 @@ function startWriter(uri: string, dbName: string) {
   const products = client.db(dbName).collection<Document>('products');
   let stopped = false;
   let written = 0;
+  let state = 7;
+  const random = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const run = async () => {
     const docs = await products.find({}, { projection: { _id: 1, name: 1 } }).toArray();
     const categories = (await products.distinct('category_name')) as string[];
     for (let n = 0; !stopped; n++) {
-      const doc = docs[n % docs.length]!;
-      const category = categories[n % categories.length]!;
+      const doc = docs[Math.floor(random() * docs.length)]!;
+      const category = categories[Math.floor(random() * categories.length)]!;
       const change = [
         { name: `${String(doc.name)} (${n})` },
         { 'variant.price.amount': `${(n % 90) + 10}.99` },
@@ -101,7 +109,9 @@ const database = await startEmbeddedDatabase({ dataDir, log: () => undefined });
 try {
   const seeding = await connectDatabase({ uri: database.uri, dbName: 'cachewrites' });
   await ensureIndexes(seeding.db);
-  await loadFixtures(seeding.db);
+  if (GENERATED > 0)
+    await loadGenerated(seeding.db, { seed: 1, products: GENERATED, orders: 0, withFixtures: true });
+  else await loadFixtures(seeding.db);
   await seeding.close();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -136,7 +146,7 @@ try {
   const busy = await measure(`${WRITES_PER_S}/s`, writer.written);
   await writer.stop();
   console.log(
-    `Hit ratio of ${REQUESTS} requests over ${DISTINCT_PATHS.length} distinct reads, one instance (log), ${REQUESTS_PER_S} requests/s, ${ROUNDS} rounds:\n`,
+    `Hit ratio of ${REQUESTS} requests over ${DISTINCT_PATHS.length} distinct reads, ${20 + GENERATED} products, one instance (log), ${REQUESTS_PER_S} requests/s, ${ROUNDS} rounds:\n`,
   );
   console.log(
     '| outside writes | writes/s reached | hit ratio per round | median | median ms per request |\n|---|--:|--:|--:|--:|',
