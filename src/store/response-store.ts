@@ -59,7 +59,22 @@ export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
         tagged.delete(tag);
       }
     },
-    filterTags: async () => [...tagged.keys()].filter(isFilterTag),
+    async filterTags() {
+      // Each change weighs every filter tag listed: a tag whose entries are all gone goes now, so
+      // clients inventing filters (a search per unique term) leave only what is still cached.
+      const live: string[] = [];
+      for (const [tag, keys] of tagged) {
+        if (!isFilterTag(tag)) continue;
+        for (const key of keys) {
+          if (entries.has(key)) continue;
+          keys.delete(key);
+          pairs--;
+        }
+        if (keys.size > 0) live.push(tag);
+        else tagged.delete(tag);
+      }
+      return live;
+    },
   };
 }
 
