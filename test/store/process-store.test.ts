@@ -23,9 +23,7 @@ describe('the process response store', () => {
     await store.set('gift page', 'G', 60_000, [gift]);
     await store.set('card page', 'C', 60_000, [card]);
     await store.set('product 7', 'P', 60_000, ['product:7']);
-    let listener!: (
-      scope: Parameters<Parameters<Parameters<typeof purgeOnChange>[0]>[0]>[0],
-    ) => Promise<void>;
+    let listener!: (scope: CacheScope) => Promise<void>;
     const stop = purgeOnChange((next) => ((listener = next), () => undefined), [store], 60_000);
     await listener({ tags: ['product:7'], touches: (tag) => tag === gift });
     expect([
