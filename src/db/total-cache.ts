@@ -73,7 +73,7 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
       .then(async (value) => {
         if (!(await settled()) || totals !== kept || kept.get(key) !== entry) return;
         entry.settled = { value };
-        entry.clean = value as number;
+        if (typeof value === 'number') entry.clean = value;
       })
       .catch(() => undefined);
   }
