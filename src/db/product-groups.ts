@@ -33,7 +33,7 @@ export type Grouping = keyof typeof GROUPINGS;
 export type GroupTally = ReadonlyMap<string, number>;
 
 /** A key or name as text: numbers become text; anything else (null, missing) leaves the group out. */
-export function asText(value: unknown): string | undefined {
+function asText(value: unknown): string | undefined {
   return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 }
 
