@@ -138,6 +138,11 @@ try {
     rows.push(
       `| ${label} | ${rate.toFixed(1)} | ${each} % | ${(ratio * 100).toFixed(1)} % | ${ms.toFixed(2)} ms |`,
     );
+    // Totals counted again because a write dropped them (absent on code without the counter).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const counted = (reason: string) =>
+      new RegExp(`^kept_totals_counted_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? '—';
+    rows[rows.length - 1] += ` ${counted('write')} | ${counted('counting')} |`;
     await server.close(1_000);
     return ratio;
   };
@@ -149,7 +154,7 @@ try {
     `Hit ratio of ${REQUESTS} requests over ${DISTINCT_PATHS.length} distinct reads, ${20 + GENERATED} products, one instance (log), ${REQUESTS_PER_S} requests/s, ${ROUNDS} rounds:\n`,
   );
   console.log(
-    '| outside writes | writes/s reached | hit ratio per round | median | median ms per request |\n|---|--:|--:|--:|--:|',
+    '| outside writes | writes/s reached | hit ratio per round | median | median ms per request | recounted: write unsure | recounted: came while counting |\n|---|--:|--:|--:|--:|--:|--:|',
   );
   console.log(rows.join('\n'));
   console.log(`\nUnder writes: ${((busy / quiet) * 100).toFixed(0)} % of the quiet ratio.`);

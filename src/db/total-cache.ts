@@ -15,8 +15,13 @@ export const DROP = Symbol('drop the total');
 /** A kept total's value after a change: moved, or DROP. */
 export type TotalMove = (key: string, value: unknown) => unknown;
 
-/** Why a total was counted: never kept, dropped by a write, evicted, or the feed was behind. */
-export type CountReason = 'first' | 'write' | 'evicted' | 'not_current';
+/**
+ * Why a total was counted: never kept; dropped by a change it could not be moved by for sure
+ * (`write`); dropped because a change came while it was still being counted or settling
+ * (`counting`); evicted; or the feed was behind the request (`not_current`).
+ */
+export type CountReason = 'first' | 'write' | 'counting' | 'evicted' | 'not_current';
+type Gone = 'write' | 'counting' | 'evicted';
 
 /**
  * A total counted while nothing was pending (so it equals the count over the products'
@@ -60,10 +65,10 @@ interface Entry {
 
 export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
   let totals = new Map<string, Entry>();
-  const counts: Record<CountReason, number> = { first: 0, write: 0, evicted: 0, not_current: 0 };
+  const counts: Record<CountReason, number> = { first: 0, write: 0, counting: 0, evicted: 0, not_current: 0 };
   // Why a key was let go: a later count of it says so (bounded like the totals).
-  const gone = new Map<string, 'write' | 'evicted'>();
-  const forget = (key: string, reason: 'write' | 'evicted') => {
+  const gone = new Map<string, Gone>();
+  const forget = (key: string, reason: Gone) => {
     gone.delete(key);
     gone.set(key, reason);
     if (gone.size > maxTotals) gone.delete(gone.keys().next().value!);
@@ -113,7 +118,7 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
         const moved = entry.settled ? move(key, entry.settled.value) : DROP;
         if (moved === DROP) {
           totals.delete(key);
-          forget(key, 'write');
+          forget(key, entry.settled ? 'write' : 'counting');
         } else {
           entry.settled = { value: moved };
           entry.counting = Promise.resolve(moved);

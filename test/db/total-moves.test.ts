@@ -54,7 +54,7 @@ describe('a change from the log', () => {
 });
 
 describe('the kept totals', () => {
-  it('move only once settled; one still counting or settling is dropped, and counted again for "write"', async () => {
+  it('move only once settled; one still counting or settling is dropped, and counted again for "counting"', async () => {
     const totals = createTotalCache();
     let settle!: (settled: boolean) => void;
     await totals.get(
@@ -66,7 +66,7 @@ describe('the kept totals', () => {
     settle(true);
     expect(await totals.get(gifts, async () => 20)).toBe(20);
     await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(totals.counts()).toEqual({ first: 1, write: 1, evicted: 0, not_current: 0 });
+    expect(totals.counts()).toEqual({ first: 1, write: 0, counting: 1, evicted: 0, not_current: 0 });
 
     await totals.get(
       nebula,
