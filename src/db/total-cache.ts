@@ -63,16 +63,29 @@ interface Entry {
   clean?: number;
 }
 
+/** How many counts each reason caused, and why each key let go was let go (bounded). */
+function createCountLedger(maxKeys: number) {
+  const counts: Record<CountReason, number> = { first: 0, write: 0, counting: 0, evicted: 0, not_current: 0 };
+  const gone = new Map<string, Gone>();
+  return {
+    /** A count of `key` starts: its reason is why it was let go, or that it never was kept. */
+    counted(key: string) {
+      counts[gone.get(key) ?? 'first']++;
+      gone.delete(key);
+    },
+    uncached: () => counts.not_current++,
+    forget(key: string, reason: Gone) {
+      gone.delete(key);
+      gone.set(key, reason);
+      if (gone.size > maxKeys) gone.delete(gone.keys().next().value!);
+    },
+    counts: () => ({ ...counts }),
+  };
+}
+
 export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
   let totals = new Map<string, Entry>();
-  const counts: Record<CountReason, number> = { first: 0, write: 0, counting: 0, evicted: 0, not_current: 0 };
-  // Why a key was let go: a later count of it says so (bounded like the totals).
-  const gone = new Map<string, Gone>();
-  const forget = (key: string, reason: Gone) => {
-    gone.delete(key);
-    gone.set(key, reason);
-    if (gone.size > maxTotals) gone.delete(gone.keys().next().value!);
-  };
+  const ledger = createCountLedger(maxTotals);
   function settle(key: string, kept: Map<string, Entry>, entry: Entry, settled: () => Promise<boolean>) {
     entry.counting
       .then(async (value) => {
@@ -91,15 +104,14 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
         totals.set(key, known);
         return known.counting as Promise<T>;
       }
-      counts[gone.get(key) ?? 'first']++;
-      gone.delete(key);
+      ledger.counted(key);
       const kept = totals;
       const entry: Entry = { counting: count(), countedFrom: new Date() };
       kept.set(key, entry);
       if (kept.size > maxTotals) {
         const oldest = kept.keys().next().value!;
         kept.delete(oldest);
-        forget(oldest, 'evicted');
+        ledger.forget(oldest, 'evicted');
       }
       // A failed count is not remembered: the next request counts again.
       entry.counting.catch(() => kept.get(key) === entry && kept.delete(key));
@@ -118,7 +130,7 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
         const moved = entry.settled ? move(key, entry.settled.value) : DROP;
         if (moved === DROP) {
           totals.delete(key);
-          forget(key, entry.settled ? 'write' : 'counting');
+          ledger.forget(key, entry.settled ? 'write' : 'counting');
         } else {
           entry.settled = { value: moved };
           entry.counting = Promise.resolve(moved);
@@ -126,13 +138,11 @@ export function createTotalCache(maxTotals = MAX_TOTALS): TotalCache {
       }
     },
     invalidate() {
-      for (const key of totals.keys()) forget(key, 'write');
+      for (const key of totals.keys()) ledger.forget(key, 'write');
       // A new map: counts still running finish into the old one, which nobody reads.
       totals = new Map();
     },
-    countedUncached() {
-      counts.not_current++;
-    },
-    counts: () => ({ ...counts }),
+    countedUncached: ledger.uncached,
+    counts: ledger.counts,
   };
 }
