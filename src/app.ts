@@ -21,6 +21,7 @@ import { createUnreadableReport } from './observability/unreadable-log';
 import { createProductRepository } from './db/product-repository';
 import { countUnindexed } from './db/product-search';
 import { createTotalCache, type TotalCache } from './db/total-cache';
+import { followTotals } from './db/total-moves';
 import type { BeforeImages } from './db/search-state';
 import { asUnexpected, serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
@@ -33,7 +34,7 @@ import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import type { LogEvents } from './db/feed/open-feeds';
-import { cacheScopeOf, movesLists } from './db/product-changes';
+import { cacheScopeOf } from './db/cache-scope';
 import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
@@ -50,6 +51,7 @@ import { createErrorLog } from './observability/error-log';
 import {
   createMetrics,
   registerLogFeedMetrics,
+  registerTotalCounts,
   registerFeedLagGauge,
   registerLiveSubscriptionsGauge,
   registerRedisCircuit,
@@ -175,6 +177,7 @@ export function createApp(deps: AppDependencies): App {
   };
   const reading = { maxTimeMS: timeoutMs, onUnreadable, onIndexEvent };
   const { totals, beforeImages } = deps.keptTotals ?? { totals: createTotalCache() };
+  if (metrics) registerTotalCounts(metrics.registry, totals.counts);
   const liveStreams =
     deps.liveOrders &&
     createLiveStreams(deps.liveOrders, {
@@ -367,7 +370,7 @@ export function createApp(deps: AppDependencies): App {
       [...stores.all],
       timeoutMs + 1_000,
     );
-    if (!deps.keptTotals) productFeed.subscribe((batch) => void (movesLists(batch) && totals.invalidate()));
+    if (!deps.keptTotals) followTotals(productFeed, totals);
   }
   return yoga;
 }

@@ -37,6 +37,11 @@ export function createBoundedCache<V>({ maxBytes, maxEntryBytes }: ByteBudget) {
       totalBytes += entry.bytes;
       return entry.value;
     },
+    /** Whether a live entry is kept under `key` (its recency unchanged). */
+    has(key: string): boolean {
+      const entry = entries.get(key);
+      return entry !== undefined && entry.expiresAt > Date.now();
+    },
     /** Stores the value unless it is over the per-entry budget or the TTL is 0; says which. */
     set(key: string, value: V, bytes: number, ttlMs: number): boolean {
       remove(key);

@@ -4,6 +4,7 @@ import type { LiveOrderRequest } from './db/live-orders';
 import type { LiveOrderStream } from './db/live-order-stream';
 import type { OrderRepository } from './db/order-repository';
 import type { ProductRepository } from './db/product-repository';
+import { recordReads } from './db/read-tags';
 
 /** Per-request context, shared by GraphQL resolvers and the REST adapter (which runs through them). */
 export interface AppContext {
@@ -25,6 +26,8 @@ export interface AppContext {
    * already (resolvers skip their own checks), and it caches finished pages itself.
    */
   restExecution?: true;
+  /** What this request's product reads named, as cache tags (src/db/read-tags.ts). */
+  readTags(): readonly string[];
 }
 
 export function isRestExecution(context: unknown): boolean {
@@ -51,10 +54,12 @@ export function createContext(
 ): AppContext {
   const { openLiveStream } = deps;
   let viewer: Promise<Viewer> | undefined;
+  const products = recordReads(deps.products(request.signal));
   return {
     viewer: () => (viewer ??= deps.resolveViewer(request.headers.get('authorization'))),
     viewerConsulted: () => viewer !== undefined,
-    products: deps.products(request.signal),
+    products: products.products,
+    readTags: () => [...products.tags],
     orders: deps.orders(request.signal),
     openLiveStream: openLiveStream && ((live) => openLiveStream(request, serverContext, live)),
     storeLocale: deps.storeLocale,

@@ -9,7 +9,7 @@ import { conditionalJsonResponse, etagOf } from './http/etag';
 import type { SizedResult } from './http/use-response-limit';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
-import { ANY_PRODUCT_TAG } from './db/product-changes';
+import { ANY_PRODUCT_TAG } from './db/read-tags';
 
 export interface GraphqlResponseCacheOptions {
   ttlMs: number;
@@ -65,6 +65,7 @@ export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions
             return request !== undefined && missed.get(request) === key;
           },
           flights.stored,
+          () => (context as Partial<AppContext>).readTags?.() ?? [],
         ),
       ttl: ttlMs,
       // Type names are schema coordinates too: nothing holding an order is ever stored.
@@ -91,12 +92,16 @@ function tagOf(entity: { typename: string; id?: string | number }): string[] {
   }
 }
 
-/** This schema has no mutations: entries expire, or a purge (scripts/cache-purge.ts) drops them. */
+/**
+ * This schema has no mutations: entries expire, or a change purges them (src/store/response-store.ts,
+ * purgeOnChange), or a purge (scripts/cache-purge.ts) drops them.
+ */
 function storedResultCache(
   store: ResponseStore,
   onLookup: (result: 'hit' | 'miss') => void,
   knownMiss: (key: string) => boolean,
   onStored: (key: string, json: string) => void,
+  readTags: () => readonly string[],
 ): Cache {
   return {
     async get(key) {
@@ -105,7 +110,8 @@ function storedResultCache(
       return stored ? (JSON.parse(stored) as ExecutionResult) : undefined;
     },
     set(key, result, entities, ttl) {
-      const tags = [...new Set([...entities].flatMap(tagOf))];
+      // The entities it holds, and what it read: filters it listed or counted, ids it asked for.
+      const tags = [...new Set([...[...entities].flatMap(tagOf), ...readTags()])];
       const json = JSON.stringify(result);
       onStored(key, json);
       void store.set(key, json, ttl, tags);

@@ -10,6 +10,8 @@ export interface FeedChange<Doc> {
   document: Doc | null;
   /** The document before the change, where the source knows it (the log); absent for an insert. */
   before?: Doc;
+  /** The log only: the document is new (without it, a missing `before` may be one not known). */
+  inserted?: true;
 }
 
 export interface FeedBatch<Doc> {

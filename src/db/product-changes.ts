@@ -8,7 +8,9 @@ import { READABLE_PRODUCT } from './readable-filter';
  * read): a change that leaves them all as they were (a price, a stock flag, a description) moves
  * the product into or out of no list, so no total changes and only the cached answers that hold
  * the product do. Only a source that knows
- * the document before the change (the log) can tell; without it every change moves lists.
+ * the document before the change (the log) can tell; without it every change moves lists. Where
+ * the feed reads the log, totals and caches follow each change more closely (src/db/total-moves.ts,
+ * src/db/cache-scope.ts); this decides for the other sources.
  */
 const LISTED_FIELDS = [
   '_id',
@@ -21,9 +23,6 @@ const LISTED_FIELDS = [
   'category_key',
   'tags',
 ] as const;
-
-/** Cache entries holding a product or variant whose id the answer did not select carry this tag. */
-export const ANY_PRODUCT_TAG = 'product:*';
 
 const same = (a: unknown, b: unknown) =>
   Buffer.from(BSON.serialize({ value: a })).equals(BSON.serialize({ value: b }));
@@ -60,20 +59,4 @@ export function keepsItsLists(change: FeedChange<Document>): boolean {
 /** Whether a batch may move a product into or out of a list: then kept totals and cached lists go. */
 export function movesLists(batch: FeedBatch<Document>): boolean {
   return batch.unseenChanges === true || !batch.changes.every(keepsItsLists);
-}
-
-/** The cache tags of the products and variants a change names, before and after it. */
-function tagsOf(doc: Document | null | undefined): string[] {
-  const tags: string[] = [];
-  if (typeof doc?.id === 'number') tags.push(`product:${doc.id}`);
-  const variant = (doc?.variant as Document | undefined)?.id;
-  if (typeof variant === 'number') tags.push(`variant:${variant}`);
-  return tags;
-}
-
-/** What a batch of product changes purges from the response caches: every entry, or these tags. */
-export function cacheScopeOf(batch: FeedBatch<Document>): readonly string[] | 'all' {
-  if (movesLists(batch)) return 'all';
-  const tags = batch.changes.flatMap((change) => [...tagsOf(change.before), ...tagsOf(change.document)]);
-  return [...new Set([ANY_PRODUCT_TAG, ...tags])];
 }

@@ -19,6 +19,19 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The fields each grouped count groups on, as `countGroups` is given them. */
+export const GROUPINGS = {
+  categories: { key: 'category_key', name: 'category_name' },
+  brands: { key: 'brand_id', name: 'brand_name' },
+} as const;
+export type Grouping = keyof typeof GROUPINGS;
+
+/**
+ * The `$group` rows as text, by (key, name): what mergeGroups reads, kept so that a change can
+ * move one product from its row to another (src/db/total-moves.ts) and the merge run again.
+ */
+export type GroupTally = ReadonlyMap<string, number>;
+
 /** A key or name as text: numbers become text; anything else (null, missing) leaves the group out. */
 function asText(value: unknown): string | undefined {
   return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
@@ -48,23 +61,49 @@ export function mergeGroups(rows: readonly GroupRow[]): GroupCount[] {
   return [...byKey.values()].sort((a, b) => compare(a.name, b.name) || compare(a.key, b.key));
 }
 
+/** The tally's row of a (key, name), or undefined where the pair is no group's. */
+export function tallyKey(key: unknown, name: unknown): string | undefined {
+  const keyText = asText(key);
+  const nameText = asText(name);
+  return keyText === undefined || nameText === undefined ? undefined : JSON.stringify([keyText, nameText]);
+}
+
+export function tallyOf(rows: readonly GroupRow[]): GroupTally {
+  const tally = new Map<string, number>();
+  for (const { _id, productCount } of rows) {
+    const row = tallyKey(_id.key, _id.name);
+    if (row !== undefined) tally.set(row, (tally.get(row) ?? 0) + productCount);
+  }
+  return tally;
+}
+
+export function groupsOf(tally: GroupTally): GroupCount[] {
+  return mergeGroups(
+    [...tally].map(([row, productCount]) => {
+      const [key, name] = JSON.parse(row) as [string, string];
+      return { _id: { key, name }, productCount };
+    }),
+  );
+}
+
 /**
- * Grouped on (key, name) in the database, merged by key in mergeGroups. Only products a page can
+ * Grouped on (key, name) in the database, as a tally (groupsOf merges it by key). Only products a page can
  * serve are counted (src/db/readable-filter.ts), so a group's count is its filter's total.
  */
 export async function countGroups(
   stored: Collection<Document>,
-  { key, name }: { key: string; name: string },
+  grouping: Grouping,
   options: { signal?: AbortSignal; maxTimeMS?: number },
-): Promise<GroupCount[]> {
+): Promise<GroupTally> {
+  const { key, name } = GROUPINGS[grouping];
   const rows = await stored
     .aggregate<GroupRow>(
       [
         { $match: READABLE_PRODUCT as Document },
-        { $group: { _id: { key, name }, productCount: { $sum: 1 } } },
+        { $group: { _id: { key: `$${key}`, name: `$${name}` }, productCount: { $sum: 1 } } },
       ],
       options,
     )
     .toArray();
-  return mergeGroups(rows);
+  return tallyOf(rows);
 }

@@ -3,7 +3,7 @@ import type { SearchPlan } from './product-search';
 import type { CallOptions, ReadLimits } from './deadline';
 import { fillWindow, readEach, readProduct, type UnreadableReport } from './document-reading';
 import type { ProductDoc } from './documents';
-import { countGroups, type GroupCount } from './product-groups';
+import { countGroups, groupsOf, type GroupCount, type Grouping } from './product-groups';
 import {
   amongKeys,
   foreignKeyProbe,
@@ -21,6 +21,7 @@ import { createCounter } from './product-counts';
 import type { ChangeFeed } from './change-feed';
 import type { TotalCache } from './total-cache';
 import { keptCountFor } from './total-adjust';
+import { createKeptGroups } from './kept-count';
 import type { BeforeImages } from './search-state';
 import type { IndexEvent } from './index-keeper';
 import { walkMayFill, WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from './product-search';
@@ -132,9 +133,16 @@ export function createProductRepository(
     return rows.length === limit ? rows : null;
   }
 
-  /** Counts by group (src/db/product-groups.ts), readable products only. */
-  const groupCounts = (key: string, name: string, signal?: AbortSignal) =>
-    countGroups(stored, { key, name }, { ...reads, signal });
+  /** Counts by group (src/db/product-groups.ts), readable products only, kept as their tally. */
+  const keptGroups = createKeptGroups(feed, totals);
+  const groupCounts = async (grouping: Grouping, signal?: AbortSignal) =>
+    groupsOf(
+      await keptGroups(
+        grouping,
+        (abort) => countGroups(stored, grouping, { ...reads, signal: abort }),
+        signal,
+      ),
+    );
 
   /**
    * The own-keyed rows (`_id` = id) of a page at offset `skip`, walking the primary key in id
@@ -284,20 +292,6 @@ export function createProductRepository(
     });
   }
 
-  /**
-   * A kept result (counts by group): exact while the feed has handed on every write, else counted.
-   * Shared by every request of its key: one client leaving does not abort it (maxTimeMS bounds it).
-   */
-  async function keptResult<T>(
-    key: string,
-    counted: (abort?: AbortSignal) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T> {
-    // Counted by group, never through the grams: the log's own position is enough.
-    const current = feed && (feed.mode === 'log' ? await feed.handedOn() : !(await feed.hasUnhandled()));
-    return totals && current ? totals.get(key, () => counted()) : counted(signal);
-  }
-
   return {
     async count(criteria: ProductCriteria, { signal }: CallOptions = {}): Promise<number> {
       // A category no product has: 0, not a kept total per random key (they would evict real ones).
@@ -345,15 +339,11 @@ export function createProductRepository(
      * products), kept like a total. The keys cannot be a filter's (those are JSON arrays).
      */
     async countByCategory({ signal }: CallOptions = {}): Promise<GroupCount[]> {
-      return keptResult(
-        'categories',
-        (abort) => groupCounts('$category_key', '$category_name', abort),
-        signal,
-      );
+      return groupCounts('categories', signal);
     },
 
     async countByBrand({ signal }: CallOptions = {}): Promise<GroupCount[]> {
-      return keptResult('brands', (abort) => groupCounts('$brand_id', '$brand_name', abort), signal);
+      return groupCounts('brands', signal);
     },
 
     /** By the primary key (`_id` = id); the ids it does not hold, by the `id` field's index. */

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import type { QueryObserver } from '../db/instrumented';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CountReason } from '../db/total-cache';
 import { useOperationMetrics, type OperationLabels } from './operation-metrics';
 
 export interface Metrics {
@@ -220,6 +221,31 @@ export function registerLiveSubscriptionsGauge(registry: Registry, count: () => 
     registers: [registry],
     collect() {
       this.set(count());
+    },
+  });
+}
+
+/**
+ * Kept totals (and counts by group) counted, by why (src/db/total-cache.ts, CountReason): `first`
+ * (never kept), `write` (a change it could not be moved by for sure dropped it), `counting` (a
+ * change came while it was being counted), `evicted`, `not_current` (the feed was behind the
+ * request, so it counted without them). Moved totals are not counted.
+ */
+export function registerTotalCounts(
+  registry: Registry,
+  counts: () => Readonly<Record<CountReason, number>>,
+): void {
+  const seen: Record<string, number> = {};
+  new Counter({
+    name: 'kept_totals_counted_total',
+    help: 'Totals of product filters and counts by group counted in the database, by reason: first, write, counting, evicted, not_current.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      for (const [reason, count] of Object.entries(counts())) {
+        this.inc({ reason }, count - (seen[reason] ?? 0));
+        seen[reason] = count;
+      }
     },
   });
 }

@@ -29,12 +29,15 @@ const PRIVATE = { 'cache-control': 'private, no-store' };
 const ALLOWED_METHODS = 'GET, HEAD';
 
 type Yoga = YogaServerInstance<Record<string, unknown>, AppContext>;
-/** Runs an operation; with `signal`, its database work is bound to that instead of the request's. */
+/**
+ * Runs an operation; with `signal`, its database work is bound to that instead of the request's.
+ * Answers the result and what its product reads named (the page's cache tags).
+ */
 type Run = (
   document: DocumentNode,
   variables: Record<string, unknown>,
   signal?: AbortSignal,
-) => Promise<ExecutionResult>;
+) => Promise<{ result: ExecutionResult; readTags: readonly string[] }>;
 
 /** A page's execution, shared by the concurrent misses of its cache key. */
 type Rendered = { result: ExecutionResult; entry?: undefined } | { entry: CachedBody; result?: undefined };
@@ -89,12 +92,13 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
         restExecution: true,
       });
       const contextValue = await enveloped.contextFactory();
-      return (await enveloped.execute({
+      const result = (await enveloped.execute({
         schema: enveloped.schema,
         document,
         variableValues,
         contextValue,
       })) as ExecutionResult;
+      return { result, readTags: (contextValue as unknown as AppContext).readTags() };
     };
 
   /** One matched GET/HEAD: validate once, serve from the page cache or run, then build the body. */
@@ -126,11 +130,12 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       let ranItself = false;
       const rendered = await pagesInFlight.run(cacheKey, request.signal, async (signal) => {
         ranItself = true;
-        const result = await run(document, variables, signal);
+        const { result, readTags } = await run(document, variables, signal);
         if (result.errors?.length) return { result };
         const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
         const json = JSON.stringify(body);
-        return { entry: cache.put(cacheKey, json, productTagsOf(body as Record<string, unknown>)) };
+        const tags = [...productTagsOf(body as Record<string, unknown>), ...readTags];
+        return { entry: cache.put(cacheKey, json, tags) };
       });
       if (rendered.entry) return conditionalJsonResponse(rendered.entry, ifNoneMatch, headers);
       // Another client's budget refused the run this request joined: it runs on its own budget.
@@ -146,7 +151,7 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     return respondUncached();
 
     async function respondUncached(): Promise<Response> {
-      const result = await run(document, variables);
+      const { result } = await run(document, variables);
       if (result.errors?.length) return errorResponse(result);
       const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
       if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createBoundedCache, type ByteBudget } from '../bounded-cache';
+import type { CacheScope } from '../db/cache-scope';
+import { FILTER_TAG_PREFIXES } from '../db/read-tags';
 import type { SharedRedis } from './redis';
 
 /**
@@ -15,7 +17,11 @@ export interface ResponseStore {
   purge(): Promise<void>;
   /** Drops the entries tagged with any of `tags` (a product changed, but no list it is in). */
   purgeTags(tags: readonly string[]): Promise<void>;
+  /** The tags naming a filter (src/db/read-tags.ts) that live entries may carry. */
+  filterTags(): Promise<string[]>;
 }
+
+const isFilterTag = (tag: string) => FILTER_TAG_PREFIXES.some((prefix) => tag.startsWith(prefix));
 
 /** Most (entry, tag) pairs a process store remembers; past it, it forgets them all and its entries. */
 const MAX_TAGGED = 200_000;
@@ -52,6 +58,22 @@ export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
         pairs -= tagged.get(tag)?.size ?? 0;
         tagged.delete(tag);
       }
+    },
+    async filterTags() {
+      // Each change weighs every filter tag listed: a tag whose entries are all gone goes now, so
+      // clients inventing filters (a search per unique term) leave only what is still cached.
+      const live: string[] = [];
+      for (const [tag, keys] of tagged) {
+        if (!isFilterTag(tag)) continue;
+        for (const key of keys) {
+          if (entries.has(key)) continue;
+          keys.delete(key);
+          pairs--;
+        }
+        if (keys.size > 0) live.push(tag);
+        else tagged.delete(tag);
+      }
+      return live;
     },
   };
 }
@@ -90,6 +112,8 @@ const entryKey = (key: string) =>
   `${KEY_PREFIX}entry:${createHash('sha256').update(key).digest('base64url')}`;
 /** A tag's index: a sorted set of entry keys scored by when they expire. */
 export const tagKey = (tag: string) => `${KEY_PREFIX}tags:${tag}`;
+/** The filter tags in use: a sorted set of tags scored by when their newest entry expires. */
+export const FILTER_TAGS_KEY = `${KEY_PREFIX}filter-tags`;
 /** The plain sets earlier versions wrote (members never left them); purged, no longer written. */
 const legacyTagKey = (tag: string) => `${KEY_PREFIX}tag:${tag}`;
 
@@ -123,6 +147,11 @@ export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: 
           .zremrangebyscore(tagKey(tag), '-inf', now)
           .zadd(tagKey(tag), now + ttlMs, stored)
           .pexpire(tagKey(tag), ttlMs);
+        if (isFilterTag(tag))
+          write
+            .zremrangebyscore(FILTER_TAGS_KEY, '-inf', now)
+            .zadd(FILTER_TAGS_KEY, now + ttlMs, tag)
+            .pexpire(FILTER_TAGS_KEY, ttlMs);
       }
       await write.exec().catch(() => undefined);
     },
@@ -131,6 +160,10 @@ export function createRedisResponseStore(redis: SharedRedis, { maxEntryBytes }: 
     },
     async purgeTags(tags) {
       if (redis.isReady()) await purgeTags(redis, tags).catch(() => undefined);
+    },
+    async filterTags() {
+      if (!redis.isReady()) return [];
+      return client.zrangebyscore(FILTER_TAGS_KEY, Date.now(), '+inf').catch(() => []);
     },
   };
 }
@@ -163,21 +196,24 @@ export async function purgeAll(redis: SharedRedis): Promise<number> {
 /**
  * Purges `stores` when the feed reports a change, and once more `settleMs` later: a request that
  * read the old data before the change and stored its answer after the first purge is dropped by
- * the second (one slower than that is bounded by the entries' lifetime). A change that can move a
- * product into or out of a list (`'all'`: a new, deleted or renamed product belongs on pages that
- * never held it, so no tag names them all) drops every entry; one that cannot (a price, a stock
- * flag) drops only the entries tagged with what it names.
+ * the second (one slower than that is bounded by the entries' lifetime). A change whose reach is
+ * unknown (`'all'`: no document before it) drops every entry; any other drops the entries tagged
+ * with what it names, and those of each filter it `touches` (src/db/cache-scope.ts).
  */
 export function purgeOnChange(
-  subscribe: (listener: (scope: readonly string[] | 'all') => Promise<void>) => () => void,
+  subscribe: (listener: (scope: CacheScope) => Promise<void>) => () => void,
   stores: readonly ResponseStore[],
   settleMs: number,
 ): () => void {
-  const purge = (scope: readonly string[] | 'all') =>
-    Promise.all(stores.map((store) => (scope === 'all' ? store.purge() : store.purgeTags(scope))));
+  const purgeOne = async (store: ResponseStore, scope: CacheScope) => {
+    if (scope === 'all') return store.purge();
+    const filters = (await store.filterTags()).filter((tag) => scope.touches(tag));
+    return store.purgeTags([...scope.tags, ...filters]);
+  };
+  const purge = (scope: CacheScope) => Promise.all(stores.map((store) => purgeOne(store, scope)));
   const timers = new Set<NodeJS.Timeout>();
   // The feed waits for the first purge: a request it then lets read the cache finds no entry from before.
-  const unsubscribe = subscribe((scope) => {
+  const unsubscribe = subscribe((scope: CacheScope) => {
     const again = setTimeout(() => {
       timers.delete(again);
       void purge(scope);

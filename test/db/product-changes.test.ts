@@ -1,6 +1,8 @@
 import { Decimal128, type Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { ANY_PRODUCT_TAG, cacheScopeOf, movesLists } from '../../src/db/product-changes';
+import { cacheScopeOf } from '../../src/db/cache-scope';
+import { movesLists } from '../../src/db/product-changes';
+import { ANY_PRODUCT_TAG, listTag, groupsTag } from '../../src/db/read-tags';
 
 /** Which product changes may move a product into or out of a list, and what they purge otherwise. */
 
@@ -31,7 +33,10 @@ describe('a product change', () => {
   it('of its price, stock or description moves no list, and purges what holds the product and its variant', () => {
     const cheaper = batch(change(product, { ...priced(2400), is_permanent_out_of_stock: true }));
     expect(movesLists(cheaper)).toBe(false);
-    expect(cacheScopeOf(cheaper)).toEqual([ANY_PRODUCT_TAG, 'product:7', 'variant:1007']);
+    const scope = cacheScopeOf(cheaper);
+    expect(scope !== 'all' && scope.tags).toEqual([ANY_PRODUCT_TAG, 'product:7', 'variant:1007']);
+    expect(scope !== 'all' && scope.touches(listTag({ words: ['gift'] }))).toBe(false);
+    expect(scope !== 'all' && scope.touches(groupsTag('categories'))).toBe(false);
     expect(movesLists(batch(change(product, priced(Decimal128.fromString('24.00')))))).toBe(false);
   });
 
@@ -40,10 +45,37 @@ describe('a product change', () => {
     ['a category move', { category_key: 'software', category_name: 'Software' }],
     ['a new tag', { tags: ['gift', 'sale'] }],
     ['a brand change', { brand_id: 'brd_other' }],
-  ])('%s moves lists: every cached answer and kept total goes', (_label, fields) => {
+  ])('%s moves lists (without the log, every cached answer and kept total goes)', (_label, fields) => {
     const moved = batch(change(product, { ...product, ...fields }));
     expect(movesLists(moved)).toBe(true);
-    expect(cacheScopeOf(moved)).toBe('all');
+  });
+
+  it('from the log purges the filters it entered or left, not the others', () => {
+    const renamed = cacheScopeOf(
+      batch(change({ ...product, name: 'Nebula Deluxe' }, { ...product, name: 'Nebula Voucher' })),
+    );
+    if (renamed === 'all') throw new Error('a change with its before-image is scoped');
+    expect(renamed.touches(listTag({ words: ['deluxe'] }))).toBe(true);
+    expect(renamed.touches(listTag({ words: ['VOUCHER', 'gift'] }))).toBe(true);
+    expect(renamed.touches(listTag({ words: ['card'] }))).toBe(false);
+    expect(renamed.touches(listTag({ words: ['nebula'] }))).toBe(false);
+    expect(renamed.touches(listTag({ words: [], category: 'Software' }))).toBe(false);
+    expect(renamed.touches(listTag({ words: [] }))).toBe(false);
+    expect(renamed.touches(groupsTag('categories'))).toBe(false);
+    const moved = cacheScopeOf(
+      batch(change(product, { ...product, category_key: 'software', category_name: 'Software' })),
+    );
+    if (moved === 'all') throw new Error('a change with its before-image is scoped');
+    expect(moved.touches(listTag({ words: [], category: 'Software' }))).toBe(true);
+    expect(moved.touches(listTag({ words: [], category: 'gift cards' }))).toBe(true);
+    expect(moved.touches(listTag({ words: [], category: 'Games' }))).toBe(false);
+    expect(moved.touches(groupsTag('categories'))).toBe(true);
+    expect(moved.touches(groupsTag('brands'))).toBe(false);
+    const inserted = cacheScopeOf({
+      changes: [{ _id: 8, document: { ...product, _id: 8, id: 8 }, inserted: true as const }],
+    });
+    expect(inserted !== 'all' && inserted.touches(listTag({ words: [] }))).toBe(true);
+    expect(cacheScopeOf(batch(change(undefined, product)))).toBe('all');
   });
 
   it('that makes its price unreadable (counts leave it out) moves lists', () => {

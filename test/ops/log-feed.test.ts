@@ -253,9 +253,21 @@ describe('a cached page follows a write without updated_at', () => {
     expect((await get(other)).cache).toBe('HIT');
     // The holding page's total was kept, not counted again.
     expect(counts).toBe(0);
-    // A rename may move the product into other lists: every page goes.
+    // A rename keeps it in the lists it was in (and out of the others): the other page stays.
     await writer.products.updateOne({ _id: doc._id }, { $set: { name: `renamed ${word()}` } });
+    expect((await get(other)).cache).toBe('HIT');
+    // A category move shifts every page of the category it leaves or enters; totals move, uncounted.
+    const inGiftCards = doc.category_key === 'gift cards';
+    await writer.products.updateOne(
+      { _id: doc._id },
+      {
+        $set: inGiftCards
+          ? { category_name: 'Software', category_key: 'software' }
+          : { category_name: 'Gift Cards', category_key: 'gift cards' },
+      },
+    );
     expect((await get(other)).cache).toBe('MISS');
+    expect(counts).toBe(0);
   });
 
   it('drops every cached answer when its own reading of the log was cut (what it missed is unknown)', async () => {

@@ -24,6 +24,7 @@ export function followLog<Doc>(log: LogSource, collection: string, options: LogF
     _id: change._id,
     document: change.after ? (without(change.after, options.exclude) as Doc) : null,
     before: change.before ? (without(change.before, options.exclude) as Doc) : undefined,
+    ...(change.inserted ? { inserted: change.inserted } : {}),
   });
   const batchOf = (changes: LogChange[]): FeedBatch<Doc> | undefined => {
     return changes.length > 0 ? { changes: changes.map(feedChange) } : undefined;

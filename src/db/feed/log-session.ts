@@ -22,6 +22,8 @@ export interface RowChange {
   before?: Buffer;
   after?: Buffer;
   key?: Buffer;
+  /** An insert: there was no document before (a change without `before` may just lack it). */
+  inserted?: true;
 }
 
 export interface LogTransaction {
@@ -87,7 +89,7 @@ function rowChange(message: Pgoutput.Message, keeps: (table: string) => boolean)
   if (message.tag !== 'insert' && message.tag !== 'update' && message.tag !== 'delete') return undefined;
   if (message.relation.schema !== DOCUMENT_TABLES || !keeps(message.relation.name)) return undefined;
   const table = message.relation.name;
-  if (message.tag === 'insert') return { table, after: bytes(message.new.document) };
+  if (message.tag === 'insert') return { table, after: bytes(message.new.document), inserted: true };
   const before = bytes(message.old?.document);
   const key = bytes(message.key?.object_id);
   return message.tag === 'delete'

@@ -30,6 +30,8 @@ export interface LogChange {
   before?: Document;
   /** Absent for a deletion. */
   after?: Document;
+  /** There was no document before it (an insert), as opposed to a before-image not sent. */
+  inserted?: true;
 }
 
 /** `gap`: changes may have been missed (a channel opened again): drop what was derived from the whole collection. */
@@ -176,7 +178,7 @@ function decoded(change: RowChange): LogChange {
   const before = change.before && BSON.deserialize(change.before);
   const after = change.after && BSON.deserialize(change.after);
   const _id = (after ?? before)?._id ?? (change.key && BSON.deserialize(change.key)['']);
-  return { _id, before, after };
+  return { _id, before, after, ...(change.inserted ? { inserted: change.inserted } : {}) };
 }
 
 /** A document changed twice in one run is one change: from before the first to after the last. */
@@ -184,7 +186,12 @@ function merge(changes: Map<string, LogChange>, change: LogChange): void {
   const key = Buffer.from(BSON.serialize({ key: change._id })).toString('base64');
   const earlier = changes.get(key);
   changes.delete(key);
-  changes.set(key, earlier ? { _id: change._id, before: earlier.before, after: change.after } : change);
+  changes.set(
+    key,
+    earlier
+      ? { _id: change._id, before: earlier.before, after: change.after, inserted: earlier.inserted }
+      : change,
+  );
 }
 
 /**

@@ -3,13 +3,13 @@ import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import { openChangeFeed, type ChangeFeed } from '../change-feed';
 import type { OrderDoc } from '../documents';
-import { movesLists } from '../product-changes';
 import { SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from '../product-search';
 import { FEED_COMMENT } from '../feed-types';
 import { syncSearchProjection } from '../search-backfill';
 import { followSearchGrams } from '../search-grams-writer';
 import { keepBeforeImages, type BeforeImages } from '../search-state';
 import { createTotalCache, type TotalCache } from '../total-cache';
+import { followTotals } from '../total-moves';
 import { openLogSource, type LogSource } from './log';
 
 /**
@@ -131,8 +131,7 @@ export async function openFeeds(
   // Kept totals are dropped before a batch's before-images are written (src/db/total-adjust.ts):
   // a total adjusted while writes are pending never meets a before-image newer than its count.
   const totals = createTotalCache();
-  // A change that moves no product into or out of a list (known only from the log) keeps them.
-  products.subscribe((batch) => void (movesLists(batch) && totals.invalidate()));
+  followTotals(products, totals);
   followSearchGrams(products, db, {
     beforeImages: !log,
     onError: warn(
