@@ -46,7 +46,7 @@ const readableChecks = Object.entries(READABLE_PRODUCT as Record<string, { $type
       $type.includes(typeAlias(atPath(doc, path))),
 );
 
-export function keepsItsLists(change: FeedChange<Document>): boolean {
+function keepsItsLists(change: FeedChange<Document>): boolean {
   const { before, document: after } = change;
   return (
     before !== undefined &&

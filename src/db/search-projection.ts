@@ -5,7 +5,6 @@ import { POSITIONS_COLLECTION } from './feed-watermarks';
 import { COMPLETE_MARK, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
 import { searchableTextOf } from './search-grams';
 import { searchFields, SEARCHABLE_FIELDS } from './product-search';
-import { keepsItsLists } from './product-changes';
 import { isDatabaseUnavailable } from './mongo';
 
 /**
@@ -22,29 +21,46 @@ import { isDatabaseUnavailable } from './mongo';
 const COPIED_FIELDS = [...SEARCHABLE_FIELDS, 'category_key'] as const;
 
 /** Everything of a product its row is made from (a read of `products` for the sync). */
-export const PROJECTED_SOURCE = Object.fromEntries(
-  [...COPIED_FIELDS, 'variant.price.amount'].map((field) => [field, 1]),
-);
+export const PROJECTED_SOURCE = Object.fromEntries([...COPIED_FIELDS, 'variant'].map((field) => [field, 1]));
 
-/** A product's row: the copies, the readable fields (src/db/readable-filter.ts) and the grams. */
-export function projectionRow(doc: Document): Document {
+/**
+ * What of `value` a dotted `path` reaches, in its shape (arrays kept, as the database walks
+ * them), nothing else: a filter on the path answers the same on the copy.
+ */
+function keepPath(value: unknown, path: readonly string[]): unknown {
+  if (path.length === 0) return value;
+  if (Array.isArray(value)) return value.map((item) => keepPath(item, path));
+  if (value === null || typeof value !== 'object' || '_bsontype' in value) return null;
+  const [head, ...rest] = path as [string, ...string[]];
+  return head in value ? { [head]: keepPath((value as Document)[head], rest) } : {};
+}
+
+/** A product's copied fields: the searched texts, `category_key`, and the readable clauses' fields. */
+function copiedFields(doc: Document): Document {
   const row: Document = { _id: doc._id };
   for (const field of COPIED_FIELDS) if (field in doc) row[field] = doc[field];
-  const amount = (doc.variant as Document | undefined)?.price?.amount;
-  if (amount !== undefined) row.variant = { price: { amount } };
-  return { ...row, ...searchFields(searchableTextOf(doc)) };
+  if ('variant' in doc) row.variant = keepPath(doc.variant, ['price', 'amount']);
+  return row;
+}
+
+/** A product's row: its copied fields and its grams. */
+export function projectionRow(doc: Document): Document {
+  return { ...copiedFields(doc), ...searchFields(searchableTextOf(doc)) };
 }
 
 /** A read through the projection met rows of products gone: read it again as a scan. */
 export class StaleRowsError extends Error {}
+
+const same = (a: Document, b: Document | undefined) =>
+  b !== undefined && Buffer.from(BSON.serialize(a)).equals(BSON.serialize(b));
 
 /** `_id`s of any type as one key (1 and '1' differ). */
 export const idKey = (id: unknown) => `${typeof id}:${String(id)}`;
 
 /**
  * The writes that make the rows of `changes` their products' last state: the last change of each
- * product wins (a batch may hold an insert and its update). A change that leaves every listed
- * field as it was (a price, a stock flag: src/db/product-changes.ts) writes nothing.
+ * product wins (a batch may hold an insert and its update). A change that leaves every copied
+ * field as it was writes nothing.
  */
 export function projectionWrites(
   changes: readonly FeedChange<Document>[],
@@ -58,7 +74,8 @@ export function projectionWrites(
   return [...last.values()].flatMap((change): AnyBulkWriteOperation<Document>[] => {
     const filter = { _id: change._id } as Document;
     if (change.document === null) return [{ deleteOne: { filter } }];
-    if (keepsItsLists(change)) return [];
+    // Nothing the row copies changed (a stock flag, a description): nothing to write.
+    if (change.before && same(copiedFields(change.before), copiedFields(change.document))) return [];
     return [{ replaceOne: { filter, replacement: projectionRow(change.document), upsert: true } }];
   });
 }
@@ -130,9 +147,6 @@ export async function writeProjection(
   await writeRows(db.collection(SEARCH_PROJECTION_COLLECTION), writes, onRefused);
   return writes.length;
 }
-
-const same = (a: Document, b: Document | undefined) =>
-  b !== undefined && Buffer.from(BSON.serialize(a)).equals(BSON.serialize(b));
 
 /** The writes that make `rows` (read for these products) what `products` say now. */
 export async function rowsToWrite(
