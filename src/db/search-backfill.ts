@@ -1,5 +1,6 @@
 import type { Db, Document } from 'mongodb';
 import type { FeedChange } from './feed-types';
+import { forEachIdBatch } from './id-batches';
 import { bumpGramsEpoch } from './grams-epoch';
 import { FEED_COMMENT } from './feed-types';
 import { statesComplete, writeStates } from './search-state';
@@ -44,25 +45,17 @@ const rewritten = (_id: unknown): FeedChange<Document> => ({ _id, document: null
 async function removeOrphans(db: Db, batchSize: number, comment?: string): Promise<number> {
   const rows = db.collection(SEARCH_PROJECTION_COLLECTION);
   const products = db.collection('products');
-  const cursor = rows.find({}, { projection: { _id: 1 }, batchSize, comment }).sort({ _id: 1 });
   let removed = 0;
-  let ids: unknown[] = [];
-  const flush = async () => {
-    const orphans = await orphansAmong(products, ids, comment);
+  await forEachIdBatch(rows, { projection: { _id: 1 }, batchSize, comment }, async (batch) => {
+    const orphans = await orphansAmong(
+      products,
+      batch.map((row) => row._id),
+      comment,
+    );
     if (orphans.length > 0)
       removed += (await rows.deleteMany({ _id: { $in: orphans } } as Document, { comment: FEED_COMMENT }))
         .deletedCount;
-    ids = [];
-  };
-  try {
-    for await (const row of cursor) {
-      ids.push(row._id);
-      if (ids.length >= batchSize) await flush();
-    }
-    if (ids.length > 0) await flush();
-  } finally {
-    await cursor.close();
-  }
+  });
   return removed;
 }
 
@@ -73,12 +66,10 @@ export async function syncSearchProjection(db: Db, options: BackfillOptions = {}
   const total = await products.countDocuments({}, { comment });
   const progress: BackfillProgress = { checked: 0, written: 0, total };
   onProgress?.(progress);
-  // One cursor in `_id` order, whatever type the `_id`s are.
-  const cursor = products.find({}, { projection: PROJECTED_SOURCE, batchSize, comment }).sort({ _id: 1 });
-  let batch: Document[] = [];
   // Before-images (polling) are kept only once complete (else the server's first start fills them).
   const images = await statesComplete(db);
-  const flush = async () => {
+  // In `_id` order, whatever type the `_id`s are, a query per batch.
+  await forEachIdBatch(products, { projection: PROJECTED_SOURCE, batchSize, comment }, async (batch) => {
     const writes = await rowsToWrite(rows, batch, comment);
     if (writes.length > 0) {
       await writeRows(rows, writes, onRefused);
@@ -95,18 +86,8 @@ export async function syncSearchProjection(db: Db, options: BackfillOptions = {}
     }
     progress.written += writes.length;
     progress.checked += batch.length;
-    batch = [];
     onProgress?.(progress);
-  };
-  try {
-    for await (const doc of cursor) {
-      batch.push(doc);
-      if (batch.length >= batchSize) await flush();
-    }
-    if (batch.length > 0) await flush();
-  } finally {
-    await cursor.close();
-  }
+  });
   progress.removed = await removeOrphans(db, batchSize, comment);
   if (progress.removed > 0) await bumpGramsEpoch(db);
   await markProjectionComplete(db);

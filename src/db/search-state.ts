@@ -7,6 +7,7 @@ import {
 } from 'mongodb';
 import { FEED_COMMENT, type FeedChange } from './feed-types';
 import { POSITIONS_COLLECTION } from './feed-watermarks';
+import { forEachIdBatch } from './id-batches';
 import { SEARCHABLE_FIELDS } from './product-search';
 
 /**
@@ -100,6 +101,9 @@ export async function dropStates(db: Db): Promise<void> {
   await db.collection(SEARCH_STATE_COLLECTION).drop();
 }
 
+/** Ends a walk early (the server is stopping). */
+class StopWalk extends Error {}
+
 /** Inserts those not there yet: what the feed wrote is newer than what the backfill read. */
 async function insertAbsent(states: Collection<Document>, docs: Document[]): Promise<void> {
   try {
@@ -121,23 +125,17 @@ export async function backfillStates(
   { batchSize = DEFAULT_BATCH, signal }: { batchSize?: number; signal?: AbortSignal } = {},
 ): Promise<boolean> {
   const states = db.collection(SEARCH_STATE_COLLECTION);
-  const cursor = db
-    .collection('products')
-    .find({}, { projection: FILTERED_PROJECTION, batchSize, comment: FEED_COMMENT })
-    .sort({ _id: 1 });
-  let batch: Document[] = [];
-  try {
-    for await (const doc of cursor) {
-      batch.push(doc);
-      if (batch.length < batchSize) continue;
-      if (signal?.aborted) return false;
+  // A query per batch: DocumentDB expires a cursor 60 s after it was made (src/db/id-batches.ts).
+  await forEachIdBatch(
+    db.collection('products'),
+    { projection: FILTERED_PROJECTION, batchSize, comment: FEED_COMMENT },
+    async (batch) => {
+      if (signal?.aborted) throw new StopWalk();
       await insertAbsent(states, batch);
-      batch = [];
-    }
-    if (batch.length > 0) await insertAbsent(states, batch);
-  } finally {
-    await cursor.close();
-  }
+    },
+  ).catch((error: unknown) => {
+    if (!(error instanceof StopWalk)) throw error;
+  });
   if (signal?.aborted) return false;
   await db
     .collection<{ _id: string }>(POSITIONS_COLLECTION)
