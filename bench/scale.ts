@@ -24,14 +24,18 @@ running server, one at a time, and prints a table of medians per size. Each size
   --batch-size B    Documents per insert (default 5000)
   --reuse           Keep data already loaded at exactly this size (no reload)
   --rows R          all (default) or search (issue 20's search rows only)
+  --db NAME         The database (default storefront_scale); with --reuse, one loaded by npm run seed
+                    With CHANGE_FEED_POSTGRES_URL the server follows the engine's log: the run
+                    starts once it holds its slot (after a first start's resync), and says when
   -h, --help        This help
 
 The database is the embedded one in bench/.data/scale (or MONGODB_URI). The count's share of a
 list request is the median of the same count sent alone through the driver, over the request's
 median. Results also go to bench/results/scale-<timestamp>.json.`;
 
-const DB_NAME = 'storefront_scale';
 const PER_PAGE = 15;
+/** /metrics of the production server (to see when it follows the log). */
+const METRICS_TOKEN = 'bench-scale-metrics-token-0000000000';
 const log = (line: string) => console.error(`[scale] ${line}`);
 
 interface Size {
@@ -177,6 +181,25 @@ async function loadedSize(db: Db, size: Size): Promise<boolean> {
   return products === size.products && orders === size.orders;
 }
 
+/**
+ * With CHANGE_FEED_POSTGRES_URL (the feed reads the log), waits until the server holds its lasting
+ * slot: on a database's first start that is after its resync (the search projection of every
+ * product read and compared), during which searches scan; says how long it took.
+ */
+async function untilFollowing(origin: string): Promise<void> {
+  if (!process.env.CHANGE_FEED_POSTGRES_URL) return;
+  const started = performance.now();
+  for (;;) {
+    const metrics = await fetch(`${origin}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const text = await metrics.text().catch(() => '');
+    if (/^change_feed_log_leading 1$/m.test(text)) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  log(`following the log ${((performance.now() - started) / 1000).toFixed(1)} s after the server listened`);
+}
+
 async function measureRows(
   which: string,
   db: Db,
@@ -219,6 +242,7 @@ async function main(): Promise<void> {
       'batch-size': { type: 'string', default: '5000' },
       reuse: { type: 'boolean', default: false },
       rows: { type: 'string', default: 'all' },
+      db: { type: 'string', default: 'storefront_scale' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -230,6 +254,7 @@ async function main(): Promise<void> {
   const samples = Number(values.samples);
   const seed = Number(values.seed);
   const batchSize = Number(values['batch-size']);
+  const DB_NAME = values.db;
 
   let embedded: EmbeddedDatabase | undefined;
   let database: Database | undefined;
@@ -254,9 +279,11 @@ async function main(): Promise<void> {
         JWT_SECRET: BENCH_JWT_SECRET,
         PUBLIC_BASE_URL: 'http://127.0.0.1:4000',
         MONGODB_TIMEOUT_MS: '60000',
+        METRICS_TOKEN: METRICS_TOKEN,
       },
       logDir: path.join('bench', '.data', 'scale-logs'),
     });
+    await untilFollowing(server.origin);
     const steps: Step[] = [];
     for (const size of sizes) {
       if (values.reuse && (await loadedSize(database.db, size))) {

@@ -92,6 +92,8 @@ export interface SharedServerEnv {
   PUBLIC_BASE_URL: string;
   /** bench:scale measures slow requests instead of answering 503 at the default 3 s. */
   MONGODB_TIMEOUT_MS?: string;
+  /** bench:scale reads /metrics (to see when the server follows the log). */
+  METRICS_TOKEN?: string;
 }
 
 export interface ServerProcess {
