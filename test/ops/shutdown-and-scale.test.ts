@@ -119,8 +119,10 @@ describe('SIGTERM under keep-alive load', () => {
       let answeredAfterSigterm = 0;
       let finish: () => void = () => undefined;
       const done = new Promise<void>((resolve) => (finish = resolve));
+      // Stopped once the server has exited (below): a load that ended by its clock first would drop
+      // the answers still on their way, and count them cut.
       const load = autocannon(
-        { url: `${url}/api/v1/products?per_page=20`, connections: 50, duration: 4 },
+        { url: `${url}/api/v1/products?per_page=20`, connections: 50, duration: 30 },
         () => finish(),
       );
       load.on('response', (_client: unknown, status: number) => {
@@ -131,7 +133,7 @@ describe('SIGTERM under keep-alive load', () => {
         const code = error.code ?? error.message;
         errors.set(code, (errors.get(code) ?? 0) + 1);
       });
-      // Under way on every connection (bounded: the load itself stops after 4 s).
+      // Under way on every connection (bounded: 3 s).
       const loaded = performance.now();
       while ((statuses.get(200) ?? 0) < 100 && performance.now() - loaded < 3_000) {
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -140,6 +142,7 @@ describe('SIGTERM under keep-alive load', () => {
       child.kill('SIGTERM');
       const code = await exited;
       const exitMs = performance.now() - sigtermAt;
+      load.stop();
       await done;
       await testDb.close();
 
