@@ -3,9 +3,9 @@ import { jwtVerify } from 'jose';
 import { MongoClient } from 'mongodb';
 import { criteriaFor, pageNumbers } from '../src/catalog/product-query';
 import type { MoneyDoc, OrderDoc, ProductDoc } from '../src/db/documents';
-import { createOrderRepository } from '../src/db/order-repository';
-import type { ProductCriteria } from '../src/db/product-plans';
-import { createProductRepository } from '../src/db/product-repository';
+import { createOrderRepository } from '../src/db/orders/order-repository';
+import type { ProductCriteria } from '../src/db/catalog/product-plans';
+import { createProductRepository } from '../src/db/catalog/product-repository';
 import {
   formatCurrency,
   formatLocalizedDecimal,

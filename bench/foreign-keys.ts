@@ -3,8 +3,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Db, Document } from 'mongodb';
 import { FOREIGN_BUDGET, FOREIGN_RECHECK_MS, findForeignKeys } from '../src/db/foreign-keys';
-import { createOrderRepository } from '../src/db/order-repository';
-import { createProductRepository } from '../src/db/product-repository';
+import { createOrderRepository } from '../src/db/orders/order-repository';
+import { createProductRepository } from '../src/db/catalog/product-repository';
 import { openBenchDatabase } from './database';
 import { median } from './median';
 

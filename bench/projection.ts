@@ -1,6 +1,6 @@
 import type { Db, Document } from 'mongodb';
-import { SEARCH_GRAMS_VERSION, searchableTextOf, searchTextHash } from '../src/db/search-grams';
-import { SEARCH_PROJECTION_COLLECTION } from '../src/db/search-projection-mark';
+import { SEARCH_GRAMS_VERSION, searchableTextOf, searchTextHash } from '../src/db/catalog/search-grams';
+import { SEARCH_PROJECTION_COLLECTION } from '../src/db/catalog/search-projection-mark';
 
 /** The `_id`s of `docs` whose rows in the search projection hold grams of their text now. */
 export async function currentRows(db: Db, docs: readonly Document[]): Promise<Set<unknown>> {

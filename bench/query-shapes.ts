@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Document, Filter } from 'mongodb';
-import { createOrderRepository } from '../src/db/order-repository';
-import { createProductRepository } from '../src/db/product-repository';
-import { WITHOUT_SEARCH_FIELDS } from '../src/db/product-search';
+import { createOrderRepository } from '../src/db/orders/order-repository';
+import { createProductRepository } from '../src/db/catalog/product-repository';
+import { WITHOUT_SEARCH_FIELDS } from '../src/db/catalog/product-search';
 import { connectDatabase } from '../src/db/mongo';
 import { openBenchDatabase } from './database';
 import { DATA_DIR } from './harness';
@@ -70,7 +70,7 @@ const [newest] = await products
   .toArray();
 const at = newest!.updated_at as Date;
 const until = () => new Date(Date.now() + 60_000);
-/** The change feed's "anything past the watermark?" filter, as src/db/feed-poll.ts builds it. */
+/** The change feed's "anything past the watermark?" filter, as src/db/feed/poll.ts builds it. */
 const pastMark = () =>
   ({
     $or: [{ updated_at: { $gt: at, $lte: until() } }, { updated_at: at, _id: { $nin: [newest!._id] } }],

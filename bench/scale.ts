@@ -6,7 +6,7 @@ import type { Db, Document } from 'mongodb';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/engine';
 import type { OrderDoc } from '../src/db/documents';
 import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
-import { productFilter } from '../src/db/product-plans';
+import { productFilter } from '../src/db/catalog/product-plans';
 import { criteriaFor } from '../src/catalog/product-query';
 import { loadGenerated } from '../seed/load';
 import { median } from './median';

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { criteriaFor } from '../src/catalog/product-query';
 import type { ProductDoc } from '../src/db/documents';
-import { productFilter } from '../src/db/product-plans';
+import { productFilter } from '../src/db/catalog/product-plans';
 
 /**
  * The search rows of `npm run bench:scale` (issue 20): each kind of term through the three search

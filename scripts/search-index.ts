@@ -6,8 +6,8 @@ import {
   DEFAULT_BACKFILL_BATCH,
   MAX_BACKFILL_BATCH,
   type BackfillProgress,
-} from '../src/db/search-backfill';
-import { backfillStates, statesComplete } from '../src/db/search-state';
+} from '../src/db/derived/search-backfill';
+import { backfillStates, statesComplete } from '../src/db/derived/search-state';
 import { readCommandLine, usageError } from './command-line';
 import { openToolDatabase, type ToolDatabase } from './tool-database';
 

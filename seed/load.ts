@@ -1,11 +1,14 @@
 import type { Db, MongoServerError } from 'mongodb';
 import { ensureIndexes } from '../src/db/mongo';
-import { createOrderRepository } from '../src/db/order-repository';
-import { createProductRepository } from '../src/db/product-repository';
-import { SEARCH_GRAMS_INDEX } from '../src/db/product-search';
-import { dropStates } from '../src/db/search-state';
-import { dropProjection } from '../src/db/search-projection';
-import { markProjectionComplete, SEARCH_PROJECTION_COLLECTION } from '../src/db/search-projection-mark';
+import { createOrderRepository } from '../src/db/orders/order-repository';
+import { createProductRepository } from '../src/db/catalog/product-repository';
+import { SEARCH_GRAMS_INDEX } from '../src/db/catalog/product-search';
+import { dropStates } from '../src/db/derived/search-state';
+import { dropProjection } from '../src/db/derived/search-projection';
+import {
+  markProjectionComplete,
+  SEARCH_PROJECTION_COLLECTION,
+} from '../src/db/catalog/search-projection-mark';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from './fixtures';
 import { DEFAULT_BATCH_SIZE, generateOrders, generateProducts } from './generator';
 

@@ -8,21 +8,21 @@ import type { ViewerResolver } from './auth/tokens';
 import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
-import { DatabaseBusyError } from './db/admission';
-import { createQueryLanes } from './db/query-lanes';
-import type { LiveOrders } from './db/live-orders';
+import { DatabaseBusyError } from './db/guards/admission';
+import { createQueryLanes } from './db/guards/query-lanes';
+import type { LiveOrders } from './db/orders/live-orders';
 import { createLiveStreams } from './limits/live-streams';
 import { createFleetSlots } from './limits/live-fleet-slots';
-import { guardRepository, RequestAbandonedError } from './db/deadline';
+import { guardRepository, RequestAbandonedError } from './db/guards/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
-import { createOrderRepository } from './db/order-repository';
-import type { IndexEvent } from './db/index-keeper';
+import { createOrderRepository } from './db/orders/order-repository';
+import type { IndexEvent } from './db/guards/index-keeper';
 import { createUnreadableReport } from './observability/unreadable-log';
-import { createProductRepository } from './db/product-repository';
-import { countUnindexed } from './db/product-search';
-import { createTotalCache, type TotalCache } from './db/total-cache';
-import { followTotals } from './db/total-moves';
-import type { BeforeImages } from './db/search-state';
+import { createProductRepository } from './db/catalog/product-repository';
+import { countUnindexed } from './db/catalog/product-search';
+import { createTotalCache, type TotalCache } from './db/catalog/total-cache';
+import { followTotals } from './db/derived/total-moves';
+import type { BeforeImages } from './db/derived/search-state';
 import { asUnexpected, serviceUnavailable } from './errors';
 import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
@@ -34,7 +34,7 @@ import { useHealth } from './http/use-health';
 import { useHttpGuards } from './http/use-http-guards';
 import { useMetricsAccess } from './http/use-metrics-access';
 import type { LogEvents } from './db/feed/open-feeds';
-import { cacheScopeOf } from './db/cache-scope';
+import { cacheScopeOf } from './db/derived/cache-scope';
 import { useNotFound } from './http/use-not-found';
 import { useRequestLog } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
@@ -75,7 +75,7 @@ export interface AppDependencies {
   redis?: SharedRedis;
   /** The database in words, for the start page; the process entry knows which it opened. */
   databaseDescription?: string;
-  /** The live orders hub (src/db/live-orders.ts); absent: subscriptions answer SERVICE_UNAVAILABLE. */
+  /** The live orders hub (src/db/orders/live-orders.ts); absent: subscriptions answer SERVICE_UNAVAILABLE. */
   liveOrders?: LiveOrders;
   /** The products change feed (src/db/change-feed.ts): search and caches follow it. */
   productFeed?: ChangeFeed<Document>;
@@ -119,7 +119,7 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
 /** A new request whose query would wait longer than this for its lane is answered 503 at once. */
 const QUEUE_WAIT_MS = 1_000;
-/** All of a request's database calls end within MONGODB_TIMEOUT_MS + this of its first (src/db/deadline.ts). */
+/** All of a request's database calls end within MONGODB_TIMEOUT_MS + this of its first (src/db/guards/deadline.ts). */
 const REQUEST_GRACE_MS = 500;
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */

@@ -101,8 +101,8 @@ export interface Config {
   /** Open connections per process and per client address (trusted proxies exempt); 0 = no cap. */
   connectionCaps: { perServer: number; perAddress: number };
   persistedOperations: PersistedOperationsConfig;
-  /** Live order subscriptions open at once (src/db/live-orders.ts); 0 per instance: none. */
-  /** Live order subscriptions (src/db/live-orders.ts): bounds, lifetime, the slowest reader kept. */
+  /** Live order subscriptions open at once (src/db/orders/live-orders.ts); 0 per instance: none. */
+  /** Live order subscriptions (src/db/orders/live-orders.ts): bounds, lifetime, the slowest reader kept. */
   liveOrders: {
     perCustomer: number;
     perInstance: number;

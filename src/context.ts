@@ -1,10 +1,10 @@
 import type { Viewer } from './auth/viewer';
 import type { ViewerResolver } from './auth/tokens';
-import type { LiveOrderRequest } from './db/live-orders';
-import type { LiveOrderStream } from './db/live-order-stream';
-import type { OrderRepository } from './db/order-repository';
-import type { ProductRepository } from './db/product-repository';
-import { recordReads } from './db/read-tags';
+import type { LiveOrderRequest } from './db/orders/live-orders';
+import type { LiveOrderStream } from './db/orders/live-order-stream';
+import type { OrderRepository } from './db/orders/order-repository';
+import type { ProductRepository } from './db/catalog/product-repository';
+import { recordReads } from './db/catalog/read-tags';
 
 /** Per-request context, shared by GraphQL resolvers and the REST adapter (which runs through them). */
 export interface AppContext {
@@ -26,7 +26,7 @@ export interface AppContext {
    * already (resolvers skip their own checks), and it caches finished pages itself.
    */
   restExecution?: true;
-  /** What this request's product reads named, as cache tags (src/db/read-tags.ts). */
+  /** What this request's product reads named, as cache tags (src/db/catalog/read-tags.ts). */
   readTags(): readonly string[];
 }
 

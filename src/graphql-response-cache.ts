@@ -9,7 +9,7 @@ import { conditionalJsonResponse, etagOf } from './http/etag';
 import type { SizedResult } from './http/use-response-limit';
 import { decodeGlobalId } from './schema/global-id';
 import type { ResponseStore } from './store/response-store';
-import { ANY_PRODUCT_TAG } from './db/read-tags';
+import { ANY_PRODUCT_TAG } from './db/catalog/read-tags';
 
 export interface GraphqlResponseCacheOptions {
   ttlMs: number;

@@ -1,8 +1,8 @@
 import { createViewerResolver } from '../../src/auth/tokens';
 import { createContext, type AppContext, type ContextDependencies } from '../../src/context';
 import { connectDatabase, type Database } from '../../src/db/mongo';
-import { createOrderRepository } from '../../src/db/order-repository';
-import { createProductRepository } from '../../src/db/product-repository';
+import { createOrderRepository } from '../../src/db/orders/order-repository';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
 
 /**
  * What every peer server shares with ours: the same database client settings (src/db/mongo.ts

@@ -1,5 +1,5 @@
 import type { FieldErrors } from '../errors';
-import type { ProductCriteria } from '../db/product-plans';
+import type { ProductCriteria } from '../db/catalog/product-plans';
 
 /**
  * The rules for product list and search inputs, shared by REST (which receives strings) and

@@ -1,8 +1,8 @@
 import type { Db, Document } from 'mongodb';
-import { pollChanges, type PollSettings } from './feed-poll';
-import { streamChanges } from './feed-stream';
-import { createWatermarkStore } from './feed-watermarks';
-import { freshCheck } from './fresh-check';
+import { pollChanges, type PollSettings } from './feed/poll';
+import { streamChanges } from './feed/stream';
+import { createWatermarkStore } from './feed/watermarks';
+import { freshCheck } from './feed/fresh-check';
 import type { FeedBatch, FeedListener, FeedMode, Follower, HandledBefore } from './feed-types';
 import type { LogSource } from './feed/log';
 import { followLog } from './feed/log-follower';
@@ -11,9 +11,9 @@ import { followLog } from './feed/log-follower';
  * One change feed per collection: what every derived thing (search grams, caches, totals, live
  * subscriptions) follows, so none of them runs a loop of its own. Change streams where the server
  * has them (a replica set or a sharded cluster); elsewhere (FerretDB, DocumentDB) one indexed
- * query on `updated_at` per interval (src/db/feed-poll.ts). Listeners see the same batches either
+ * query on `updated_at` per interval (src/db/feed/poll.ts). Listeners see the same batches either
  * way; a batch is handled by every listener before the next is read, and the position is saved
- * (src/db/feed-watermarks.ts) only after, so a restart re-reads what was not handled.
+ * (src/db/feed/watermarks.ts) only after, so a restart re-reads what was not handled.
  */
 
 export interface ChangeFeed<Doc> {
@@ -39,7 +39,7 @@ export interface ChangeFeed<Doc> {
    * read past each watermark, matching nothing while the feed is caught up, and within the
    * look-back one of what is stamped before it). What is derived from the whole collection (a
    * total) is exact when it says no. Concurrent callers share one read started after they asked
-   * (src/db/fresh-check.ts).
+   * (src/db/feed/fresh-check.ts).
    */
   hasUnhandled(): Promise<boolean>;
   /**

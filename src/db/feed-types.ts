@@ -27,7 +27,7 @@ export type FeedListener<Doc> = (batch: FeedBatch<Doc>) => Promise<void> | void;
 
 /**
  * Where what the feed handed on ends: every document whose `updated_at` is a date before `date`,
- * or text of the followed form (src/db/feed-range.ts) before `text`, was handed to every listener.
+ * or text of the followed form (src/db/feed/range.ts) before `text`, was handed to every listener.
  */
 export interface HandledBefore {
   date: Date;

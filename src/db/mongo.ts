@@ -11,10 +11,10 @@ import {
   type Db,
   type IndexDescription,
 } from 'mongodb';
-import { DatabaseBusyError } from './admission';
-import { watchHeartbeats } from './heartbeat-watchdog';
-import { DatabaseTimeoutError, RequestAbandonedError } from './deadline';
-import { SEARCH_GRAMS_INDEX, SEARCH_GRAMS_VERSION_INDEX } from './product-search';
+import { DatabaseBusyError } from './guards/admission';
+import { watchHeartbeats } from './guards/heartbeat-watchdog';
+import { DatabaseTimeoutError, RequestAbandonedError } from './guards/deadline';
+import { SEARCH_GRAMS_INDEX, SEARCH_GRAMS_VERSION_INDEX } from './catalog/product-search';
 
 export const UPDATED_AT_INDEX = { key: { updated_at: 1 }, name: 'updated_at_1' } as const;
 
@@ -27,14 +27,14 @@ export interface MongoSettings {
    * How long a connection may wait for a reply before it is given up (socketTimeoutMS; 0: no
    * limit, as the seed CLI's index builds need); default 30 s. The server passes
    * MONGODB_TIMEOUT_MS + 1 s, so a hung database frees its connections soon after
-   * src/db/deadline.ts has answered the request.
+   * src/db/guards/deadline.ts has answered the request.
    */
   socketTimeoutMS?: number;
   maxPoolSize?: number;
   readPreference?: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
   /** Emit the driver's command events (tests count round trips with them). Costly: off by default. */
   monitorCommands?: boolean;
-  /** Where the heartbeat watchdog (src/db/heartbeat-watchdog.ts) says what it did. */
+  /** Where the heartbeat watchdog (src/db/guards/heartbeat-watchdog.ts) says what it did. */
   log?: (message: string, details: Record<string, unknown>) => void;
 }
 
@@ -103,14 +103,14 @@ export const INDEXES: Record<'products' | 'orders' | 'product_search', IndexDesc
     { key: { id: 1 }, name: 'id_1', unique: true },
     { key: { ulid: 1 }, name: ULID_FIELD_INDEX },
     { key: { 'items.id': 1 }, name: 'items.id_1' },
-    // Order lists by customer or state (src/db/order-repository.ts, findWindow).
+    // Order lists by customer or state (src/db/orders/order-repository.ts, findWindow).
     { key: { customer_id: 1 }, name: 'customer_id_1' },
     { key: { payment_status: 1 }, name: 'payment_status_1' },
     { key: { fulfillment_status: 1 }, name: 'fulfillment_status_1' },
     // The orders change feed's poll (src/db/change-feed.ts), which the live subscriptions follow.
     { key: { updated_at: 1 }, name: 'updated_at_1' },
   ],
-  // The gateway's own copy of what a search reads (src/db/search-projection.ts).
+  // The gateway's own copy of what a search reads (src/db/derived/search-projection.ts).
   product_search: [
     SEARCH_GRAMS_INDEX,
     SEARCH_GRAMS_VERSION_INDEX,

@@ -6,7 +6,7 @@ import type { SharedRedis } from '../store/redis';
  * customer in Redis whose members are the open streams (`<instance>:<n>`), each scored with the
  * end of its lease. An instance renews its streams' leases while they are open and removes them
  * when they end; a lease it can no longer renew (the instance died) runs out and stops counting.
- * Without Redis, or while it does not answer, each instance counts its own (src/db/live-orders.ts
+ * Without Redis, or while it does not answer, each instance counts its own (src/db/orders/live-orders.ts
  * keeps that bound in any case), so the fleet allows at most N × the limit.
  */
 

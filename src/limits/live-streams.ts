@@ -1,5 +1,5 @@
-import type { LiveOrderRequest, LiveOrders } from '../db/live-orders';
-import type { LiveOrderStream } from '../db/live-order-stream';
+import type { LiveOrderRequest, LiveOrders } from '../db/orders/live-orders';
+import type { LiveOrderStream } from '../db/orders/live-order-stream';
 import { createLiveStreamOwners } from '../http/use-live-stream-owners';
 import { createAddressKey } from './client-key';
 import type { FleetSlots } from './live-fleet-slots';
@@ -13,7 +13,7 @@ export interface LiveStreams {
   plugin: Plugin;
 }
 
-/** The live orders hub (src/db/live-orders.ts) as the GraphQL subscriptions meet it. */
+/** The live orders hub (src/db/orders/live-orders.ts) as the GraphQL subscriptions meet it. */
 export function createLiveStreams(
   hub: LiveOrders,
   { trustedProxies, fleet }: { trustedProxies: string[]; fleet?: FleetSlots },

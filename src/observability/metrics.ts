@@ -1,7 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
-import type { QueryObserver } from '../db/instrumented';
+import type { QueryObserver } from '../db/guards/instrumented';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CountReason } from '../db/total-cache';
+import type { CountReason } from '../db/catalog/total-cache';
 import { useOperationMetrics, type OperationLabels } from './operation-metrics';
 
 export interface Metrics {
@@ -10,7 +10,7 @@ export interface Metrics {
   cacheLookups: Counter<'result'>;
   /** Stored documents left out of an answer because they cannot be read (src/db/document-reading.ts). */
   unreadableDocuments: Counter<'collection'>;
-  /** A hinted index found missing, and each attempt to create it again (src/db/index-keeper.ts). */
+  /** A hinted index found missing, and each attempt to create it again (src/db/guards/index-keeper.ts). */
   indexEvents: Counter<'index' | 'outcome'>;
   /** Work refused to keep the process within a bound, by which bound (e.g. `response-bytes`). */
   refusals: Counter<'reason'>;
@@ -226,7 +226,7 @@ export function registerLiveSubscriptionsGauge(registry: Registry, count: () => 
 }
 
 /**
- * Kept totals (and counts by group) counted, by why (src/db/total-cache.ts, CountReason): `first`
+ * Kept totals (and counts by group) counted, by why (src/db/catalog/total-cache.ts, CountReason): `first`
  * (never kept), `write` (a change it could not be moved by for sure dropped it), `counting` (a
  * change came while it was being counted), `evicted`, `not_current` (the feed was behind the
  * request, so it counted without them). Moved totals are not counted.

@@ -1,4 +1,4 @@
-import type { GroupCount } from '../db/product-groups';
+import type { GroupCount } from '../db/catalog/product-groups';
 import { builder } from './builder';
 
 /** The catalogue's categories and brands with their product counts, for menus and facets. */

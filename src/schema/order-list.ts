@@ -8,7 +8,7 @@ import {
 } from '../catalog/product-query';
 import type { AppContext } from '../context';
 import type { OrderDoc } from '../db/documents';
-import type { OrderCriteria } from '../db/order-repository';
+import type { OrderCriteria } from '../db/orders/order-repository';
 import { forbidden, type FieldErrors } from '../errors';
 import { builder } from './builder';
 import { checkConnectionArgs, withNullCursors, type ConnectionArgs } from './connection-args';

@@ -2,9 +2,9 @@ import { canReadAllOrders, canReadOrder, requireCustomer } from '../auth/order-a
 import type { Viewer } from '../auth/viewer';
 import type { AppContext } from '../context';
 import type { OrderDoc } from '../db/documents';
-import { fingerprintOf, type LiveOrderRequest } from '../db/live-orders';
-import type { LiveOrderEvent, LiveOrderStream } from '../db/live-order-stream';
-import { matchesOrderCriteria, type OrderCriteria } from '../db/order-repository';
+import { fingerprintOf, type LiveOrderRequest } from '../db/orders/live-orders';
+import type { LiveOrderEvent, LiveOrderStream } from '../db/orders/live-order-stream';
+import { matchesOrderCriteria, type OrderCriteria } from '../db/orders/order-repository';
 import { badUserInput, forbidden, orderNotFound, serviceUnavailable, type FieldErrors } from '../errors';
 import { canonicalUlid } from '../format/ulid';
 import { builder } from './builder';
@@ -13,7 +13,7 @@ import { criteriaOf, OrderFilter, type OrderFilterInput } from './order-list';
 
 /**
  * Live orders over GraphQL subscriptions (served as Server-Sent Events by Yoga): the same `Order`
- * type and the same visibility rules as the queries, events from src/db/live-orders.ts. A stream
+ * type and the same visibility rules as the queries, events from src/db/orders/live-orders.ts. A stream
  * ends with one last error event (the token expired, the server shuts down, the reader fell
  * behind) and then completes.
  */

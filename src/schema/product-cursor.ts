@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ProductCriteria } from '../db/product-plans';
+import type { ProductCriteria } from '../db/catalog/product-plans';
 import { badUserInput } from '../errors';
 
 /**

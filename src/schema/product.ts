@@ -1,6 +1,6 @@
 import { resolveCursorConnection, type ResolveCursorConnectionArgs } from '@pothos/plugin-relay';
 import type { ProductDoc, VariantDoc } from '../db/documents';
-import type { ProductCriteria } from '../db/product-plans';
+import type { ProductCriteria } from '../db/catalog/product-plans';
 import {
   DEFAULT_CONNECTION_SIZE,
   DEFAULT_PAGE,
@@ -130,7 +130,7 @@ async function loadPage(
       : { items: [], stored: 0 };
   // A partial, non-empty first page with every row read proves the total, which saves the count
   // round trip. Else it is counted: a product that cannot be read is left out of the total as it
-  // is of the items (src/db/readable-filter.ts), and one on an earlier page is not seen here.
+  // is of the items (src/db/catalog/readable-filter.ts), and one on an earlier page is not seen here.
   const total =
     skip === 0 && stored > 0 && stored < perPage && items.length === stored
       ? stored

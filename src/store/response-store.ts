@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createBoundedCache, type ByteBudget } from '../bounded-cache';
-import type { CacheScope } from '../db/cache-scope';
-import { FILTER_TAG_PREFIXES } from '../db/read-tags';
+import type { CacheScope } from '../db/derived/cache-scope';
+import { FILTER_TAG_PREFIXES } from '../db/catalog/read-tags';
 import type { SharedRedis } from './redis';
 
 /**
@@ -17,7 +17,7 @@ export interface ResponseStore {
   purge(): Promise<void>;
   /** Drops the entries tagged with any of `tags` (a product changed, but no list it is in). */
   purgeTags(tags: readonly string[]): Promise<void>;
-  /** The tags naming a filter (src/db/read-tags.ts) that live entries may carry. */
+  /** The tags naming a filter (src/db/catalog/read-tags.ts) that live entries may carry. */
   filterTags(): Promise<string[]>;
 }
 
@@ -198,7 +198,7 @@ export async function purgeAll(redis: SharedRedis): Promise<number> {
  * read the old data before the change and stored its answer after the first purge is dropped by
  * the second (one slower than that is bounded by the entries' lifetime). A change whose reach is
  * unknown (`'all'`: no document before it) drops every entry; any other drops the entries tagged
- * with what it names, and those of each filter it `touches` (src/db/cache-scope.ts).
+ * with what it names, and those of each filter it `touches` (src/db/derived/cache-scope.ts).
  */
 export function purgeOnChange(
   subscribe: (listener: (scope: CacheScope) => Promise<void>) => () => void,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLane, DatabaseBusyError, type LaneLimits } from '../../src/db/admission';
+import { createLane, DatabaseBusyError, type LaneLimits } from '../../src/db/guards/admission';
 
 /** A call that runs until told to finish. */
 /** A scan lane whose waits and slow mark are out of the way (10 s) unless a test sets them. */

@@ -1,9 +1,9 @@
 import { Decimal128, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countMatch, listMatch, type Match } from '../../src/db/filter-match';
-import { countGroups, tallyOf, type GroupTally } from '../../src/db/product-groups';
-import { countFilter, productFilter, SCAN, type ProductCriteria } from '../../src/db/product-plans';
-import { groupRowOf } from '../../src/db/total-moves';
+import { countMatch, listMatch, type Match } from '../../src/db/catalog/filter-match';
+import { countGroups, tallyOf, type GroupTally } from '../../src/db/catalog/product-groups';
+import { countFilter, productFilter, SCAN, type ProductCriteria } from '../../src/db/catalog/product-plans';
+import { groupRowOf } from '../../src/db/derived/total-moves';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chooseGrams, sampleOf } from '../../src/db/gram-choice';
-import { wordGrams } from '../../src/db/search-grams';
+import { chooseGrams, sampleOf } from '../../src/db/catalog/gram-choice';
+import { wordGrams } from '../../src/db/catalog/search-grams';
 
 /** `count` sampled products carrying `grams`. */
 function products(count: number, grams: string[]): string[][] {

@@ -1,12 +1,12 @@
 import { MongoClient } from 'mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { watchHeartbeats } from '../../src/db/heartbeat-watchdog';
+import { watchHeartbeats } from '../../src/db/guards/heartbeat-watchdog';
 import { waitUntil } from '../support/processes';
 
 /**
  * A real client on the run's database. The stuck heartbeat is the driver's own event with no end
- * after it: what the monitor emits when it hangs on a destroyed socket (src/db/heartbeat-watchdog.ts).
+ * after it: what the monitor emits when it hangs on a destroyed socket (src/db/guards/heartbeat-watchdog.ts).
  */
 
 const clients: MongoClient[] = [];

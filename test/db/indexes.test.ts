@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, ensureIndexes, INDEXES } from '../../src/db/mongo';
-import { createOrderRepository } from '../../src/db/order-repository';
-import { createProductRepository } from '../../src/db/product-repository';
+import { createOrderRepository } from '../../src/db/orders/order-repository';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db/mongo';

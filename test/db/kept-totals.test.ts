@@ -1,10 +1,10 @@
 import type { Collection, Db, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed';
-import { createProductRepository } from '../../src/db/product-repository';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
 import { productRecord } from '../../src/db/records';
-import { createTotalCache } from '../../src/db/total-cache';
-import { backfillStates, SEARCH_STATE_COLLECTION, writeStates } from '../../src/db/search-state';
+import { createTotalCache } from '../../src/db/catalog/total-cache';
+import { backfillStates, SEARCH_STATE_COLLECTION, writeStates } from '../../src/db/derived/search-state';
 import { generateProduct } from '../../seed/generator';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';

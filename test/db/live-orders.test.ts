@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { OrderDoc } from '../../src/db/documents';
-import { createLiveOrders, type OrderChangeSource } from '../../src/db/live-orders';
-import type { LiveOrderEvent } from '../../src/db/live-order-stream';
-import { matchesOrderCriteria } from '../../src/db/order-repository';
+import { createLiveOrders, type OrderChangeSource } from '../../src/db/orders/live-orders';
+import type { LiveOrderEvent } from '../../src/db/orders/live-order-stream';
+import { matchesOrderCriteria } from '../../src/db/orders/order-repository';
 import { shuttingDown } from '../../src/errors';
 import { FIXTURE_CUSTOMERS, FIXTURE_ORDERS } from '../../seed/fixtures';
 

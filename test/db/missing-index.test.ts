@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IndexEvent } from '../../src/db/index-keeper';
-import { createProductRepository } from '../../src/db/product-repository';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
-import { SEARCH_GRAMS_INDEX } from '../../src/db/product-search';
+import type { IndexEvent } from '../../src/db/guards/index-keeper';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
+import { SEARCH_GRAMS_INDEX } from '../../src/db/catalog/product-search';
 import { capturedLog } from '../support/captured-log';
 import { waitUntil } from '../support/processes';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';

@@ -1,8 +1,8 @@
 import { Decimal128, type Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { cacheScopeOf } from '../../src/db/cache-scope';
-import { movesLists } from '../../src/db/product-changes';
-import { ANY_PRODUCT_TAG, listTag, groupsTag } from '../../src/db/read-tags';
+import { cacheScopeOf } from '../../src/db/derived/cache-scope';
+import { movesLists } from '../../src/db/derived/product-changes';
+import { ANY_PRODUCT_TAG, listTag, groupsTag } from '../../src/db/catalog/read-tags';
 
 /** Which product changes may move a product into or out of a list, and what they purge otherwise. */
 

@@ -6,7 +6,7 @@ import { bearer, mintToken, startTestServer, type TestServer } from '../support/
 
 /**
  * MONGODB_TIMEOUT_MS bounds an operation on the server too: the request already answered 503 at
- * the deadline (src/db/deadline.ts), and maxTimeMS stops the abandoned query instead of letting it
+ * the deadline (src/db/guards/deadline.ts), and maxTimeMS stops the abandoned query instead of letting it
  * run on, holding a pooled connection, until the socket timeout.
  */
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLane } from '../../src/db/admission';
-import { DatabaseTimeoutError, guardRepository } from '../../src/db/deadline';
+import { createLane } from '../../src/db/guards/admission';
+import { DatabaseTimeoutError, guardRepository } from '../../src/db/guards/deadline';
 import { connectDatabase, type Database } from '../../src/db/mongo';
-import { createProductRepository } from '../../src/db/product-repository';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
 import { loadFixtures } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { startDelayingProxy, type DelayingProxy } from '../support/delaying-proxy';

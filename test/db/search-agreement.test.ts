@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import type { ProductDoc } from '../../src/db/documents';
-import { productFilter } from '../../src/db/product-plans';
-import { createProductRepository } from '../../src/db/product-repository';
+import { productFilter } from '../../src/db/catalog/product-plans';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
 import {
   createSearchPlanner,
   hasUnindexed,
   searchGrams,
   WALK_BUDGET,
   walkMayFill,
-} from '../../src/db/product-search';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+} from '../../src/db/catalog/product-search';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { generateProduct } from '../../seed/generator';
 import { loadGenerated } from '../../seed/load';
 import { startTestServer, type TestServer } from '../support/server';
@@ -207,7 +207,7 @@ describe('search through the grams agrees with the scan', () => {
     const plans = await Promise.all(CORPUS.map((term) => planSearch(criteriaFor(term, undefined).words)));
     expect(plans.filter((plan) => plan.kind === 'grams').length).toBeGreaterThan(CORPUS.length / 2);
     expect(plans.filter((plan) => plan.kind === 'scan').length).toBeGreaterThan(5);
-    // Many read only some of their grams, and some skip the walk (src/db/gram-choice.ts).
+    // Many read only some of their grams, and some skip the walk (src/db/catalog/gram-choice.ts).
     const subsets = CORPUS.filter((term, index) => {
       const plan = plans[index]!;
       return (

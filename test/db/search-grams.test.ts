@@ -1,6 +1,6 @@
 import escapeStringRegexp from 'escape-string-regexp';
 import { describe, expect, it } from 'vitest';
-import { documentGrams, foldCase, GRAM_LENGTH, wordGrams } from '../../src/db/search-grams';
+import { documentGrams, foldCase, GRAM_LENGTH, wordGrams } from '../../src/db/catalog/search-grams';
 
 function matchesCaseInsensitively(word: string, text: string): boolean {
   return new RegExp(escapeStringRegexp(word), 'iu').test(text);

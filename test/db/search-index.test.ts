@@ -2,14 +2,21 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { SEARCH_GRAMS_VERSION, searchableTextOf } from '../../src/db/search-grams';
+import { SEARCH_GRAMS_VERSION, searchableTextOf } from '../../src/db/catalog/search-grams';
 import type { ProductDoc } from '../../src/db/documents';
-import { productFilter } from '../../src/db/product-plans';
-import { countUnindexed, createSearchPlanner, SEARCH_INDEX_COMMAND } from '../../src/db/product-search';
-import { syncSearchProjection } from '../../src/db/search-backfill';
-import { dropProjection } from '../../src/db/search-projection';
-import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
-import { dropStates, SEARCH_STATE_COLLECTION, statesComplete } from '../../src/db/search-state';
+import { productFilter } from '../../src/db/catalog/product-plans';
+import {
+  countUnindexed,
+  createSearchPlanner,
+  SEARCH_INDEX_COMMAND,
+} from '../../src/db/catalog/product-search';
+import { syncSearchProjection } from '../../src/db/derived/search-backfill';
+import { dropProjection } from '../../src/db/derived/search-projection';
+import {
+  projectionComplete,
+  SEARCH_PROJECTION_COLLECTION,
+} from '../../src/db/catalog/search-projection-mark';
+import { dropStates, SEARCH_STATE_COLLECTION, statesComplete } from '../../src/db/derived/search-state';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { capturedLog } from '../support/captured-log';
 import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';

@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { compareIds, gramWindow, mergeById, offsetPage, tailPage } from '../../src/db/search-pending';
+import { compareIds, gramWindow, mergeById, offsetPage, tailPage } from '../../src/db/catalog/search-pending';
 
 /**
  * The merge of a search's pending matches with its gram matches, against the obvious answer (the

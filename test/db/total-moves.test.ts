@@ -1,9 +1,9 @@
 import type { Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { totalKey } from '../../src/db/kept-count';
-import { groupsOf, tallyOf } from '../../src/db/product-groups';
-import { createTotalCache, DROP } from '../../src/db/total-cache';
-import { totalMoveOf } from '../../src/db/total-moves';
+import { totalKey } from '../../src/db/catalog/kept-count';
+import { groupsOf, tallyOf } from '../../src/db/catalog/product-groups';
+import { createTotalCache, DROP } from '../../src/db/catalog/total-cache';
+import { totalMoveOf } from '../../src/db/derived/total-moves';
 
 /** How a batch from the log moves kept totals, and when a total is dropped instead. */
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBackgroundCommand } from '../support/background-commands';
 import type { ProductDoc } from '../../src/db/documents';
 import { productRecord } from '../../src/db/records';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 import { ORDER_FIELDS, PRODUCT_FIELDS, dataOf, globalId } from './helpers';
@@ -167,9 +167,9 @@ describe('connections', () => {
   it('adds exactly one count when totalCount is asked, whatever the size, and reuses it for the filter', async () => {
     const five = await measure(PAGE_OF_PRODUCTS(true), { first: 5, category: 'software' });
     const fifty = await measure(PAGE_OF_PRODUCTS(true), { first: 50, category: 'software' });
-    // The first ask of a category also looks its key up once (src/db/category-probe.ts).
+    // The first ask of a category also looks its key up once (src/db/catalog/category-probe.ts).
     expect(five.names.sort()).toEqual(['count', 'find', 'find']);
-    // The filter's total is kept until the change feed reports a change (src/db/total-cache.ts).
+    // The filter's total is kept until the change feed reports a change (src/db/catalog/total-cache.ts).
     expect(fifty.names).toEqual(['find']);
   });
 
@@ -230,7 +230,7 @@ describe('connections', () => {
     const five = await measure(SEARCH_PAGE, { term: 'northwind', first: 5 });
     const fifty = await measure(SEARCH_PAGE, { term: 'northwind', first: 50 });
     expect((fifty.data.searchProducts as Edges).edges).toHaveLength(50);
-    // A word this dense fills the window in the walk of the primary key (src/db/product-search.ts),
+    // A word this dense fills the window in the walk of the primary key (src/db/catalog/product-search.ts),
     // one aggregation, and totalCount is one more (on the gateway's search projection).
     expect(five.all.map((command) => command.aggregate)).toEqual(['products', SEARCH_PROJECTION_COLLECTION]);
     // The total counted for the first page is reused.
@@ -253,7 +253,7 @@ describe('connections', () => {
     const five = await measure(PAGE_OF_PRODUCTS(true), { first: 5, category: 'gift cards' });
     const fifty = await measure(PAGE_OF_PRODUCTS(true), { first: 50, category: 'gift cards' });
     expect((fifty.data.products as Edges).edges).toHaveLength(50);
-    // The first ask of a category also looks its key up once (src/db/category-probe.ts).
+    // The first ask of a category also looks its key up once (src/db/catalog/category-probe.ts).
     expect(five.names.sort()).toEqual(['count', 'find', 'find']);
     expect(fifty.names).toEqual(['find']);
   });
@@ -399,7 +399,7 @@ describe('order lists', () => {
       const edges = (page.data as unknown as MyOrders).viewer.orders.edges;
       expect(edges).toHaveLength(Math.min(first, alicesOrders.length));
       // The bounded walk of the newest orders; a second read (the customer's index) only when the
-      // walk cannot fill the window, as for first: 20 of alice's 13 (src/db/order-repository.ts).
+      // walk cannot fill the window, as for first: 20 of alice's 13 (src/db/orders/order-repository.ts).
       expect(page.names).toEqual(first + 1 <= alicesOrders.length ? ['find'] : ['find', 'find']);
       expect(page.finds.every((read) => read.limit === first + 1)).toBe(true);
     }

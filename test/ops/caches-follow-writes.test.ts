@@ -1,8 +1,8 @@
 import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchTextHash } from '../../src/db/search-grams';
-import { searchableTextOf } from '../../src/db/search-grams';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+import { searchTextHash } from '../../src/db/catalog/search-grams';
+import { searchableTextOf } from '../../src/db/catalog/search-grams';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { isBackgroundCommand } from '../support/background-commands';
 import { startRedis, type TestRedis } from '../support/redis';
 import { startTestServer, type TestServer } from '../support/server';

@@ -139,7 +139,7 @@ describe('a killed database (SIGKILL)', () => {
     // FerretDB outlives its backend for a moment and answers InternalError ("broken pipe",
     // "terminating connection …"), then is stopped with it: before, hundreds of 500s a second.
     // Three kills: the driver's monitor sometimes hung on a destroyed socket, and the server
-    // answered 503 for good (src/db/heartbeat-watchdog.ts).
+    // answered 503 for good (src/db/guards/heartbeat-watchdog.ts).
     for (let kill = 1; kill <= 3; kill++) {
       expect(await untilServed(20_000), `served before kill ${kill}`).toBeGreaterThanOrEqual(0);
       const statuses = new Map<number, number>();

@@ -3,10 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logApplicationName } from '../../src/db/feed/log';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { productFilter } from '../../src/db/product-plans';
+import { productFilter } from '../../src/db/catalog/product-plans';
 import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
-import { countUnindexed } from '../../src/db/product-search';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+import { countUnindexed } from '../../src/db/catalog/product-search';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**

@@ -1,7 +1,7 @@
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { countFilter, SCAN } from '../../src/db/product-plans';
+import { countFilter, SCAN } from '../../src/db/catalog/product-plans';
 import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
 import { startTestServer, type TestServer } from '../support/server';
 

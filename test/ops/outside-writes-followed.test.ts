@@ -1,10 +1,10 @@
 import { MongoClient, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { SEARCH_GRAMS_VERSION, searchableTextOf, searchTextHash } from '../../src/db/search-grams';
-import { productFilter } from '../../src/db/product-plans';
-import { createProductRepository } from '../../src/db/product-repository';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+import { SEARCH_GRAMS_VERSION, searchableTextOf, searchTextHash } from '../../src/db/catalog/search-grams';
+import { productFilter } from '../../src/db/catalog/product-plans';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { generateProduct } from '../../seed/generator';
 import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 

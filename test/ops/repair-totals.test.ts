@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { productFilter } from '../../src/db/product-plans';
+import { productFilter } from '../../src/db/catalog/product-plans';
 import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
 import { POLLING_FEED, startTestServer, type TestServer } from '../support/server';
 
@@ -12,7 +12,7 @@ import { POLLING_FEED, startTestServer, type TestServer } from '../support/serve
  * `npm run search:index`: REST served it at once, while GraphQL `searchProducts` served it with
  * `totalCount: 0` (a total kept from the old grams) until an unrelated write. The log follows the
  * rename itself; polling does not, and `search:index` writes grams outside the feed, so it moves a
- * mark that running servers read before they trust a kept total (src/db/grams-epoch.ts). After
+ * mark that running servers read before they trust a kept total (src/db/derived/grams-epoch.ts). After
  * each path, every answer is the independent `$regex` scan's, on both APIs.
  */
 

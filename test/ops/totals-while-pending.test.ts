@@ -1,11 +1,11 @@
 import { MongoClient, ObjectId, type CommandStartedEvent, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { productFilter } from '../../src/db/product-plans';
-import { createProductRepository } from '../../src/db/product-repository';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
-import { POSITIONS_COLLECTION } from '../../src/db/feed-watermarks';
-import { SEARCH_STATE_COLLECTION } from '../../src/db/search-state';
+import { productFilter } from '../../src/db/catalog/product-plans';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
+import { POSITIONS_COLLECTION } from '../../src/db/feed/watermarks';
+import { SEARCH_STATE_COLLECTION } from '../../src/db/derived/search-state';
 import { generateProduct } from '../../seed/generator';
 import { loadFixtures } from '../../seed/load';
 import { isBackgroundCommand } from '../support/background-commands';

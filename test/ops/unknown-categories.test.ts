@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../support/server';
  * Issue 36, row 11: a category no product has cost a walk of the whole primary key per page (the
  * page reads in `_id` order, testing each product), so 20 clients asking random unknown categories
  * held the database at 165 % of a core at 100,000 products. Now such a page is answered by one
- * index lookup on `category_key` (src/db/category-probe.ts): no page read reaches the products.
+ * index lookup on `category_key` (src/db/catalog/category-probe.ts): no page read reaches the products.
  * Answers are compared with an independent `$match` on `category_key`.
  */
 

@@ -2,7 +2,7 @@ import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { readProduct } from '../../src/db/document-reading';
-import { productFilter } from '../../src/db/product-plans';
+import { productFilter } from '../../src/db/catalog/product-plans';
 import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
 import { startTestServer, type TestServer } from '../support/server';
 

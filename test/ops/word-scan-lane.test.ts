@@ -1,8 +1,8 @@
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
-import { productFilter } from '../../src/db/product-plans';
-import { isWordScan } from '../../src/db/query-lanes';
+import { productFilter } from '../../src/db/catalog/product-plans';
+import { isWordScan } from '../../src/db/guards/query-lanes';
 import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
 import { startTestServer, type TestServer } from '../support/server';
 

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed';
 import { FEED_COMMENT } from '../../src/db/feed-types';
 import { connectDatabase, type Database } from '../../src/db/mongo';
-import { createProductRepository, type ProductRepository } from '../../src/db/product-repository';
-import { createTotalCache } from '../../src/db/total-cache';
+import { createProductRepository, type ProductRepository } from '../../src/db/catalog/product-repository';
+import { createTotalCache } from '../../src/db/catalog/total-cache';
 import { FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { loadFixtures } from '../../seed/load';
 import { isBackgroundCommand } from '../support/background-commands';
@@ -14,10 +14,10 @@ import { startTestServer, type TestServer } from '../support/server';
 /**
  * Issue 29: what one product page sends the database, through the driver's command monitoring,
  * as bench/query-shapes.ts measured the shapes on the embedded engine (docs/benchmarks.md, "Issue
- * 29: query shapes on this engine"). With its total kept (src/db/total-cache.ts), a page is one
+ * 29: query shapes on this engine"). With its total kept (src/db/catalog/total-cache.ts), a page is one
  * aggregation walking the primary key, unhinted when unfiltered and first (a hint cost PostgreSQL
  * ~0.2 ms per read), and the change feed's "anything unhandled?" reads (one per kind of
- * `updated_at`), which concurrent pages share (src/db/fresh-check.ts) without any of them missing
+ * `updated_at`), which concurrent pages share (src/db/feed/fresh-check.ts) without any of them missing
  * a write made before it asked.
  *
  * Fixtures: 20 products, 5 per category.
@@ -26,8 +26,8 @@ import { startTestServer, type TestServer } from '../support/server';
 const HOUSEKEEPING = new Set(['hello', 'isMaster', 'ismaster', 'ping', 'endSessions', 'buildInfo']);
 
 /**
- * The polling feed's "anything unhandled?": one `_id` past a watermark (src/db/feed-poll.ts), one
- * read per kind of `updated_at` it follows (dates and Laravel's text dates, src/db/feed-range.ts).
+ * The polling feed's "anything unhandled?": one `_id` past a watermark (src/db/feed/poll.ts), one
+ * read per kind of `updated_at` it follows (dates and Laravel's text dates, src/db/feed/range.ts).
  */
 function isFeedCheck(command: Document): boolean {
   return (
@@ -115,7 +115,7 @@ describe('a product page with its total kept', () => {
     const [later] = await commandsOf(() => restPage('/api/v1/products?per_page=5&page=3'));
     expect(stagesOf(later)).toEqual(['$match', '$sort', '$skip', '$limit', '$project']);
     expect(later!.hint).toBe('_id_');
-    // Known once asked (src/db/category-probe.ts): the page is then read as before.
+    // Known once asked (src/db/catalog/category-probe.ts): the page is then read as before.
     await restPage('/api/v1/products?category=Gift%20Cards&per_page=2');
     const [category] = await commandsOf(() => restPage('/api/v1/products?category=Gift%20Cards&per_page=2'));
     expect(category!.pipeline[0].$match).toEqual({ category_key: 'gift cards' });

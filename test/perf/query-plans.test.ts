@@ -3,8 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBackgroundCommand } from '../support/background-commands';
 import type { OrderDoc } from '../../src/db/documents';
 import { connectDatabase, type Database } from '../../src/db/mongo';
-import { createOrderRepository, RECENT_WALK, type OrderRepository } from '../../src/db/order-repository';
-import { createProductRepository, type ProductRepository } from '../../src/db/product-repository';
+import {
+  createOrderRepository,
+  RECENT_WALK,
+  type OrderRepository,
+} from '../../src/db/orders/order-repository';
+import { createProductRepository, type ProductRepository } from '../../src/db/catalog/product-repository';
 import { loadGenerated } from '../../seed/load';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
@@ -191,7 +195,7 @@ describe('product reads at 20,000 products', () => {
   });
 
   it('a category page walks the primary key in order (filtering); its count reads the category index', async () => {
-    // The first page of a category asks its key once (src/db/category-probe.ts): an index lookup.
+    // The first page of a category asks its key once (src/db/catalog/category-probe.ts): an index lookup.
     const [probe, page] = await plansOf(() => products.findPage({ words: [], category: 'Software' }, 0, 15));
     expectIndexed(probe!, 'category_key_1');
     expectOrderedByIndex(page!);
@@ -260,7 +264,7 @@ describe('product reads at 20,000 products', () => {
     expect(wholeCollection, describePlan(count!)).toBe(true);
   });
 
-  // The total counts only products a page can serve (src/db/readable-filter.ts): every row is read
+  // The total counts only products a page can serve (src/db/catalog/readable-filter.ts): every row is read
   // once, in one sequential scan testing the types of the required fields; no index (a clause on
   // an indexed field would have the planner combine whole indexes). Kept totals pay it once.
   it('the exact total of the catalogue reads every row once, never an estimate', async () => {

@@ -2,11 +2,11 @@ import type { CommandStartedEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBackgroundCommand } from '../support/background-commands';
 import { encodeTime } from 'ulid';
-import { READABLE_PRODUCT } from '../../src/db/readable-filter';
+import { READABLE_PRODUCT } from '../../src/db/catalog/readable-filter';
 import { INDEXES } from '../../src/db/mongo';
-import { RECENT_WALK } from '../../src/db/order-repository';
-import { WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from '../../src/db/product-search';
-import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+import { RECENT_WALK } from '../../src/db/orders/order-repository';
+import { WALK_BUDGET, WITHOUT_SEARCH_FIELDS } from '../../src/db/catalog/product-search';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { FIXTURE_ORDERS } from '../../seed/fixtures';
 import { bearer, mintToken, startTestServer, type TestServer } from '../support/server';
 
@@ -62,7 +62,7 @@ afterAll(() => server.stop());
 
 /**
 /**
- * Products written since the change feed's position, as dates or as text (src/db/feed-range.ts):
+ * Products written since the change feed's position, as dates or as text (src/db/feed/range.ts):
  * two ranges of the `updated_at` index, `{$or: [{updated_at: {$gte}}, {updated_at: {$gte, $lte}}]}`.
  */
 function expectWrittenSince(filter: Document): void {
@@ -75,7 +75,7 @@ function expectWrittenSince(filter: Document): void {
 
 /**
  * `{$and: [{search_grams: {$all: grams}}, words]}` where grams are some of `of` (which ones the
- * sample decides: src/db/gram-choice.ts). A count takes, beside the grams, the products
+ * sample decides: src/db/catalog/gram-choice.ts). A count takes, beside the grams, the products
  * written since the change feed's position (`{$or: [grams, writtenSince]}`).
  */
 /** A count's filter ends with the clause that leaves out what no page can serve (issue 36, row 9). */
@@ -89,7 +89,7 @@ function expectGramsAndWords(filter: unknown, of: string[], words: unknown, coun
   expect(rest).toEqual(counted ? [words, READABLE_PRODUCT] : [words]);
 }
 
-/** The one lookup that tells whether any product has a category (src/db/category-probe.ts), asked once per process. */
+/** The one lookup that tells whether any product has a category (src/db/catalog/category-probe.ts), asked once per process. */
 function withoutCategoryProbe(seen: Seen): string[] {
   return seen.commands
     .filter(
@@ -168,7 +168,7 @@ function expectFetchByIds(fetch: Document | undefined): void {
 
 /**
  * A search page's first command: the walk of at most WALK_BUDGET products in id order that
- * stops at the page's last match (src/db/product-search.ts).
+ * stops at the page's last match (src/db/catalog/product-search.ts).
  */
 function expectSearchWalk(walk: Document | undefined, limit: number, skip: number): Document {
   expect(walk?.aggregate).toBe('products');

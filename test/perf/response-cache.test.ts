@@ -114,7 +114,7 @@ describe('response cache and conditional requests', () => {
       viewer: { customerId: 'cus_without_orders', orders: { totalCount: 0, edges: [] } },
     });
     // The bounded walk of the newest orders finds none of theirs, so the customer index is read
-    // too (src/db/order-repository.ts), then the count: three reads, none from a cache.
+    // too (src/db/orders/order-repository.ts), then the count: three reads, none from a cache.
     expect(await findsDuring(() => server.graphql(query, {}, nobody))).toBe(3);
     // Same document, another token: never the first caller's answer.
     const other = await server.graphql(query, {}, carol);

@@ -3,13 +3,16 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import type { OrderDoc, ProductDoc } from '../../src/db/documents';
 import { productRecord } from '../../src/db/records';
 import { ensureIndexes, INDEXES } from '../../src/db/mongo';
-import { createOrderRepository } from '../../src/db/order-repository';
-import { createProductRepository } from '../../src/db/product-repository';
+import { createOrderRepository } from '../../src/db/orders/order-repository';
+import { createProductRepository } from '../../src/db/catalog/product-repository';
 import { FIXTURE_ORDERS, FIXTURE_PRODUCTS } from '../../seed/fixtures';
 import { generateProduct } from '../../seed/generator';
 import { loadFixtures, loadGenerated, seedFixturesIfEmpty, type LoadProgress } from '../../seed/load';
-import { projectionRow } from '../../src/db/search-projection';
-import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from '../../src/db/search-projection-mark';
+import { projectionRow } from '../../src/db/derived/search-projection';
+import {
+  projectionComplete,
+  SEARCH_PROJECTION_COLLECTION,
+} from '../../src/db/catalog/search-projection-mark';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 let tdb: TestDatabase;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CacheScope } from '../../src/db/cache-scope';
+import type { CacheScope } from '../../src/db/derived/cache-scope';
 import { createProcessResponseStore, purgeOnChange } from '../../src/store/response-store';
 
 /** One process's store: filter tags listed while their entries live, and a change's scoped purge. */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { freshCheck } from '../fresh-check';
+import { freshCheck } from './fresh-check';
 import { RESYNC_TABLE } from './log-slot';
 import { type Lsn, lsnOf } from './lsn';
 import type { createPositionWaiter } from './position-waiter';

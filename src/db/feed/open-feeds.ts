@@ -3,13 +3,13 @@ import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import { openChangeFeed, type ChangeFeed } from '../change-feed';
 import type { OrderDoc } from '../documents';
-import { SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from '../product-search';
+import { SEARCH_INDEX_COMMAND, WITHOUT_SEARCH_FIELDS } from '../catalog/product-search';
 import { FEED_COMMENT } from '../feed-types';
-import { syncSearchProjection } from '../search-backfill';
-import { followSearchGrams } from '../search-grams-writer';
-import { keepBeforeImages, type BeforeImages } from '../search-state';
-import { createTotalCache, type TotalCache } from '../total-cache';
-import { followTotals } from '../total-moves';
+import { syncSearchProjection } from '../derived/search-backfill';
+import { followSearchGrams } from '../derived/search-grams-writer';
+import { keepBeforeImages, type BeforeImages } from '../derived/search-state';
+import { createTotalCache, type TotalCache } from '../catalog/total-cache';
+import { followTotals } from '../derived/total-moves';
 import { openLogSource, type LogSource } from './log';
 
 /**
@@ -23,7 +23,7 @@ export interface Feeds {
   products: ChangeFeed<Document>;
   orders: ChangeFeed<OrderDoc>;
   totals: TotalCache;
-  /** Only where polling needs them (src/db/total-adjust.ts); the log hands on every change exactly. */
+  /** Only where polling needs them (src/db/catalog/total-adjust.ts); the log hands on every change exactly. */
   beforeImages?: BeforeImages;
   /** What the log's slot went through (for /metrics); absent without the log. */
   logEvents?: LogEvents;
@@ -128,7 +128,7 @@ export async function openFeeds(
     onError: warn(logger, 'following the products failed; retrying from the saved position'),
   });
   logger.info({ mode: products.mode }, 'following the products collection');
-  // Kept totals are dropped before a batch's before-images are written (src/db/total-adjust.ts):
+  // Kept totals are dropped before a batch's before-images are written (src/db/catalog/total-adjust.ts):
   // a total adjusted while writes are pending never meets a before-image newer than its count.
   const totals = createTotalCache();
   followTotals(products, totals);
@@ -153,7 +153,7 @@ export async function openFeeds(
     ...config.changeFeed,
     log,
     maxTimeMS: config.mongo.timeoutMs,
-    // Deletions are not live events (src/db/live-orders.ts): no count of the orders.
+    // Deletions are not live events (src/db/orders/live-orders.ts): no count of the orders.
     reportsDeletions: false,
     onError: warn(logger, 'following the orders failed; retrying from the saved position'),
   });

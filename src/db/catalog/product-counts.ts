@@ -1,0 +1,53 @@
+import type { Collection, Document, Filter } from 'mongodb';
+import type { ProductDoc } from '../documents';
+import { UPDATED_AT_INDEX } from '../mongo';
+import { countFilter, SCAN, type ProductCriteria } from './product-plans';
+import { writtenSince, type SearchPlan } from './product-search';
+import { MAX_PENDING } from './search-pending';
+
+/**
+ * A filter's exact count by its plan: through the grams, on the search projection
+ * (src/db/derived/search-projection.ts), else on the products. While products written since the feed's
+ * position may have rows not yet written (polling: `pendingSince`), those are counted on the
+ * products and left out of the projection's count; past MAX_PENDING of them the count scans.
+ */
+export function createCounter(stored: Collection, index: Collection, reads: object) {
+  const count = (source: Collection, filter: Filter<ProductDoc>, signal?: AbortSignal) =>
+    source.countDocuments(filter as Filter<Document>, { ...reads, signal });
+
+  return async function countMatches(
+    criteria: ProductCriteria,
+    plan: SearchPlan,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    if (plan.kind !== 'grams') return count(stored, countFilter(criteria, plan), signal);
+    const { pendingSince, ...settled } = plan;
+    if (!pendingSince) return count(index, countFilter(criteria, plan), signal);
+    const pending = await stored
+      .find(writtenSince(pendingSince) as Filter<Document>, {
+        projection: { _id: 1 },
+        hint: UPDATED_AT_INDEX.name,
+        ...reads,
+        signal,
+      })
+      .limit(MAX_PENDING + 1)
+      .toArray();
+    if (pending.length > MAX_PENDING) return count(stored, countFilter(criteria, SCAN), signal);
+    const ids = pending.map((row) => row._id);
+    const [others, written] = await Promise.all([
+      count(
+        index,
+        { $and: [countFilter(criteria, settled), { _id: { $nin: ids } }] } as Filter<ProductDoc>,
+        signal,
+      ),
+      ids.length === 0
+        ? 0
+        : count(
+            stored,
+            { $and: [countFilter(criteria, SCAN), { _id: { $in: ids } }] } as Filter<ProductDoc>,
+            signal,
+          ),
+    ]);
+    return others + written;
+  };
+}

@@ -1,0 +1,34 @@
+import { createLane, type LaneLimits } from './admission';
+import type { ProductCriteria } from '../catalog/product-plans';
+import { searchGrams } from '../catalog/product-search';
+
+/**
+ * Which admission lane (src/db/guards/admission.ts) a repository call waits in. Lookups by key have
+ * their own, so pages cannot starve an order or a node; searches of words too short for a gram
+ * (1–2 characters: a scan of every product whatever the page) have theirs, narrow, so they cannot
+ * take the turns of ordinary pages: at 100,000 products one anonymous client's short searches held
+ * 0.44 of a database core (issue 36, row 12). Past that lane's queue they are answered 503 with
+ * `Retry-After` at once, like any full lane.
+ */
+
+/** Repository methods that read a few documents by an indexed key: the lookup lane. */
+const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
+
+/** Criteria that search only by words no gram index can serve: every product is read. */
+export function isWordScan(value: unknown): boolean {
+  const words = (value as Partial<ProductCriteria> | undefined)?.words;
+  return Array.isArray(words) && words.length > 0 && searchGrams(words).length === 0;
+}
+
+export function createQueryLanes(limits: LaneLimits, scans: number) {
+  const lanes = {
+    lookup: createLane('lookup', limits),
+    scan: createLane('scan', limits),
+    wordScan: createLane('word-scan', { ...limits, concurrency: scans }),
+  };
+  return {
+    lanes,
+    laneOf: (method: string, args: readonly unknown[]) =>
+      LOOKUPS.has(method) ? lanes.lookup : isWordScan(args[0]) ? lanes.wordScan : lanes.scan,
+  };
+}
