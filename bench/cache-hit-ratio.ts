@@ -8,33 +8,12 @@ import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
 import { loadFixtures } from '../seed/load';
 import { startRedis } from '../test/support/redis';
+import { DISTINCT_PATHS, REQUESTS, requestMix } from './cache-mix';
 
 /**
  * Response-cache hit ratio of one fixed request mix sent round-robin to 1 and to 3 instances, with
  * per-process caches and with the Redis-shared cache: `npm run bench:cache`. Counts X-Cache headers.
  */
-
-const REQUESTS = 600;
-const DISTINCT_PATHS = [
-  ...Array.from({ length: 7 }, (_, page) => `/api/v1/products?per_page=3&page=${page + 1}`),
-  ...['gift', 'card', 'game'].map((term) => `/api/v1/products/search?term=${term}`),
-  ...Array.from(
-    { length: 5 },
-    (_, size) =>
-      `/graphql?query=${encodeURIComponent(`{ products(first: ${size + 1}) { edges { node { name } } } }`)}`,
-  ),
-  `/graphql?query=${encodeURIComponent('{ categories { name productCount } }')}`,
-];
-
-/** A fixed, skewed mix (the first pages are asked most), the same for every configuration. */
-function requestMix(): string[] {
-  let state = 42;
-  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-  return Array.from(
-    { length: REQUESTS },
-    () => DISTINCT_PATHS[Math.floor(next() ** 2 * DISTINCT_PATHS.length)]!,
-  );
-}
 
 async function measure(instances: RunningServer[]): Promise<number> {
   let hits = 0;

@@ -10,6 +10,7 @@ import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
 import { loadFixtures, loadGenerated } from '../seed/load';
 import { median } from './median';
+import { DISTINCT_PATHS, REQUESTS, requestMix } from './cache-mix';
 
 /**
  * Issue 35: the response cache's hit ratio under outside writes, `npm run bench:cache-writes`.
@@ -25,30 +26,9 @@ import { median } from './median';
 const { values: args } = parseArgs({ options: { products: { type: 'string', default: '0' } } });
 const GENERATED = Number(args.products);
 
-const REQUESTS = 600;
 const ROUNDS = 3;
 const WRITES_PER_S = 10;
 const REQUESTS_PER_S = 50;
-const DISTINCT_PATHS = [
-  ...Array.from({ length: 7 }, (_, page) => `/api/v1/products?per_page=3&page=${page + 1}`),
-  ...['gift', 'card', 'game'].map((term) => `/api/v1/products/search?term=${term}`),
-  ...Array.from(
-    { length: 5 },
-    (_, size) =>
-      `/graphql?query=${encodeURIComponent(`{ products(first: ${size + 1}) { edges { node { name } } } }`)}`,
-  ),
-  `/graphql?query=${encodeURIComponent('{ categories { name productCount } }')}`,
-];
-
-/** The mix of bench/cache-hit-ratio.ts: fixed and skewed (the first pages are asked most). */
-function requestMix(): string[] {
-  let state = 42;
-  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-  return Array.from(
-    { length: REQUESTS },
-    () => DISTINCT_PATHS[Math.floor(next() ** 2 * DISTINCT_PATHS.length)]!,
-  );
-}
 
 async function hitRatio(server: RunningServer): Promise<{ ratio: number; msPerRequest: number }> {
   let hits = 0;

@@ -7,3 +7,16 @@ export function median(values: number[]): number {
     ? (sorted[middle] as number)
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
+
+/** The median time of `samples` runs of `run`, after two untimed ones. */
+export async function medianTime(run: () => Promise<unknown>, samples: number): Promise<number> {
+  await run();
+  await run();
+  const times: number[] = [];
+  for (let sample = 0; sample < samples; sample++) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}

@@ -3,7 +3,7 @@ import { criteriaFor } from '../src/catalog/product-query';
 import { connectDatabase } from '../src/db/mongo';
 import { productFilter } from '../src/db/catalog/product-plans';
 import { createProductRepository } from '../src/db/catalog/product-repository';
-import { median } from './median';
+import { medianTime } from './median';
 import { loadText } from './proc';
 
 /**
@@ -30,19 +30,12 @@ const samples = Number(values.samples);
 const database = await connectDatabase({ uri: values.uri, dbName: values.db, socketTimeoutMS: 600_000 });
 const products = createProductRepository(database.db);
 
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  await run();
-  const times: number[] = [];
-  for (let sample = 0; sample < samples; sample++) {
-    const started = performance.now();
-    await run();
-    times.push(performance.now() - started);
-  }
-  return median(times);
-}
+const timed = (run: () => Promise<unknown>) => medianTime(run, samples);
 
 console.log(`load ${loadText()}`);
-console.log('| search | count (projection) | page 40 of 15 (projection + _id read) | the scan\'s count (products) |');
+console.log(
+  "| search | count (projection) | page 40 of 15 (projection + _id read) | the scan's count (products) |",
+);
 console.log('|---|--:|--:|--:|');
 for (const term of TERMS) {
   const criteria = criteriaFor(term, undefined);

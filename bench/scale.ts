@@ -9,7 +9,7 @@ import { connectDatabase, ensureIndexes, type Database } from '../src/db/mongo';
 import { productFilter } from '../src/db/catalog/product-plans';
 import { criteriaFor } from '../src/catalog/product-query';
 import { loadGenerated } from '../seed/load';
-import { median } from './median';
+import { medianTime as timed } from './median';
 import { measureSearch } from './search-rows';
 import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './servers';
 
@@ -65,18 +65,6 @@ function parseSizes(raw: string): Size[] {
       throw new Error(`--sizes: "${part}" is not products:orders`);
     return { products: products!, orders: orders! };
   });
-}
-
-async function timed(run: () => Promise<unknown>, samples: number): Promise<number> {
-  await run();
-  await run();
-  const times: number[] = [];
-  for (let sample = 0; sample < samples; sample++) {
-    const started = performance.now();
-    await run();
-    times.push(performance.now() - started);
-  }
-  return median(times);
 }
 
 async function fetchOk(url: string, init?: RequestInit): Promise<void> {
