@@ -1,63 +1,27 @@
-import type { Collection, Document, Filter } from 'mongodb';
+import type { Document, Filter } from 'mongodb';
 import type { ProductDoc } from '../documents';
 import type { HandledBefore } from '../feed-types';
 import { UPDATED_AT_INDEX } from '../mongo';
 import { productFilter, SCAN, type ProductCriteria } from './product-plans';
 import { WITHOUT_SEARCH_FIELDS, writtenSince, type SearchPlan } from './product-search';
-import { idKey, StaleRowsError } from '../derived/search-projection';
+import { createSortedReads, excluding, type SortedReadOptions } from './product-sorted-reads';
+import { raw, type Raw } from './product-rows';
 import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } from './search-pending';
 
 /**
- * Reads of a search through the grams: the search projection (src/db/derived/search-projection.ts)
- * selects the page's `_id`s, and the products are read by them. Polling: products written moments
- * ago may have stale rows (src/db/catalog/search-pending.ts), so they are matched by the regexes alone
+ * A search's pages and windows by its plan (src/db/catalog/product-sorted-reads.ts). Polling:
+ * products written moments ago may have stale rows (src/db/catalog/search-pending.ts), so they are matched by the regexes alone
  * on the products, the rest through the projection with the pending ones left out, merged in
  * `_id` order. Rows keep `_id`.
  */
 
-interface Row {
-  _id?: unknown;
-  [field: string]: unknown;
-}
+type Row = Raw;
 
-const raw = (filter: Filter<ProductDoc>) => filter as Filter<Document>;
+export type PendingReadOptions = SortedReadOptions;
 
-/** `filter` without the products `exclude` names (`_id`s of any type). */
-function excluding(filter: Filter<Document>, exclude: readonly unknown[] | undefined): Filter<Document> {
-  return exclude?.length ? ({ $and: [filter, { _id: { $nin: [...exclude] } }] } as Filter<Document>) : filter;
-}
-
-const isEmpty = (filter: object) => Object.keys(filter).length === 0;
-
-export interface PendingReadOptions {
-  stored: Collection;
-  /** The search projection (src/db/derived/search-projection.ts): what a read through the grams selects from. */
-  index: Collection;
-  reads: object;
-  hintFor: (plan: SearchPlan) => string;
-}
-
-export function createPendingReads({ stored, index, reads, hintFor }: PendingReadOptions) {
-  const sourceOf = (plan: SearchPlan) => (plan.kind === 'grams' ? index : stored);
-
-  /**
-   * The products of rows the projection selected, in their order: one read by `_id`. A row whose
-   * product is gone (polling: a deletion its count of the collection has not noticed yet) makes
-   * the read a scan (StaleRowsError): a page with a hole would shift every offset after it.
-   */
-  async function hydrated(rows: Row[], plan: SearchPlan, signal?: AbortSignal): Promise<Row[]> {
-    if (plan.kind !== 'grams' || rows.length === 0) return rows;
-    const found = await stored
-      .find({ _id: { $in: rows.map((row) => row._id) } } as Filter<Document>, {
-        projection: WITHOUT_SEARCH_FIELDS,
-        ...reads,
-        signal,
-      })
-      .toArray();
-    if (found.length < rows.length) throw new StaleRowsError();
-    const byId = new Map(found.map((row) => [idKey(row._id), row as Row]));
-    return rows.map((row) => byId.get(idKey(row._id))!);
-  }
+export function createPendingReads(options: PendingReadOptions) {
+  const { stored, reads } = options;
+  const { sourceOf, sortedPage, windowRead } = createSortedReads(options);
 
   /**
    * Products written since `since` (polling: their rows in the search projection may be stale):
@@ -84,43 +48,7 @@ export function createPendingReads({ stored, index, reads, hintFor }: PendingRea
     return { ids: all.map((row) => row._id), matches: matches as Row[] };
   }
 
-  /**
-   * Rows of `filter` minus `exclude` in `_id` order, as offset pages read them: an aggregation, not
-   * find (find evaluates its projection on every row it skips), hinted to walk the primary key in
-   * page order (left alone, the planner may read a whole category and sort it, or sort a scan for
-   * a deep page). The unfiltered first page goes unhinted: the planner walks the primary key for
-   * it anyway, and on DocumentDB a hint costs PostgreSQL ~0.2 ms of CPU per read (issue 29).
-   */
-  async function sortedPage(
-    filter: Filter<ProductDoc>,
-    plan: SearchPlan,
-    {
-      skip,
-      limit,
-      exclude,
-      direction = 1,
-    }: { skip: number; limit: number; exclude?: unknown[]; direction?: 1 | -1 },
-    signal?: AbortSignal,
-  ): Promise<Row[]> {
-    const match = excluding(raw(filter), exclude);
-    const rows = await sourceOf(plan)
-      .aggregate<Row>(
-        [
-          { $match: match },
-          { $sort: { _id: direction } },
-          ...(skip > 0 ? [{ $skip: skip }] : []),
-          { $limit: limit },
-          { $project: plan.kind === 'grams' ? { _id: 1 } : WITHOUT_SEARCH_FIELDS },
-        ],
-        { ...reads, signal, ...(skip === 0 && isEmpty(match) ? {} : { hint: hintFor(plan) }) },
-      )
-      .toArray();
-    return hydrated(rows, plan, signal);
-  }
-
   return {
-    sortedPage,
-
     /** An offset page of a search: the projection's rows, with the pending products' own state merged in. */
     async page(
       criteria: ProductCriteria,
@@ -161,30 +89,8 @@ export function createPendingReads({ stored, index, reads, hintFor }: PendingRea
       limit: number,
       signal?: AbortSignal,
     ): Promise<Row[]> {
-      const bounded = Object.keys(idRange).length > 0;
-      const ranged = (filter: Filter<Document>) =>
-        (!bounded
-          ? filter
-          : isEmpty(filter)
-            ? { _id: idRange }
-            : { $and: [filter, { _id: idRange }] }) as Filter<Document>;
-      // Unfiltered, a window is a range of the primary key: the planner walks it unhinted.
-      const read = async (filter: Filter<ProductDoc>, readPlan: SearchPlan) => {
-        const rows = await sourceOf(readPlan)
-          .find(ranged(raw(filter)), {
-            projection: readPlan.kind === 'grams' ? { _id: 1 } : WITHOUT_SEARCH_FIELDS,
-            ...(isEmpty(filter) ? {} : { hint: hintFor(readPlan) }),
-            ...reads,
-            signal,
-          })
-          .sort({ _id: descending ? -1 : 1 })
-          .limit(limit)
-          // One batch for the whole window: a 101-row window (first: 100 plus the look-ahead row)
-          // would fill FerretDB's default first batch exactly and cost a killCursors round trip.
-          .batchSize(limit)
-          .toArray();
-        return hydrated(rows as Row[], readPlan, signal);
-      };
+      const read = (filter: Filter<ProductDoc>, readPlan: SearchPlan) =>
+        windowRead(filter, readPlan, { idRange, descending, limit }, signal);
       const since = plan.kind === 'grams' ? plan.pendingSince : undefined;
       if (!since) return read(productFilter(criteria, plan), plan);
       const pending = await pendingOf(criteria, since, signal);
