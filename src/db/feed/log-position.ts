@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { type createCommitMarks, type Snapshot, snapshotOf } from './commit-marks';
 import { freshCheck } from './fresh-check';
 import { RESYNC_TABLE } from './log-slot';
 import { type Lsn, lsnOf } from './lsn';
@@ -22,13 +23,21 @@ export function createLogPositions(
   lastingSlot: string,
   waitMs: number,
   own: ReturnType<typeof createPositionWaiter>,
+  /** Each channel's, fed by this instance: the lasting slot's only while it holds it. */
+  marks: Record<'own' | 'derived', ReturnType<typeof createCommitMarks>>,
 ) {
+  // The snapshot is the statement's, taken before the position is read: every transaction it sees
+  // committed ends before that position.
   const target = freshCheck(async () => {
-    const { rows } = await pool.query<{ now: string; derived: string | null }>(
-      `SELECT pg_current_wal_insert_lsn()::text AS now, ${DERIVED} AS derived`,
+    const { rows } = await pool.query<{ now: string; snapshot: string; derived: string | null }>(
+      `SELECT pg_current_wal_insert_lsn()::text AS now, pg_current_snapshot()::text AS snapshot,
+              ${DERIVED} AS derived`,
       [lastingSlot],
     );
-    return { now: lsnOf(rows[0]!.now), derived: rows[0]!.derived ? lsnOf(rows[0]!.derived) : 0n };
+    const now = lsnOf(rows[0]!.now);
+    const snapshot = snapshotOf(rows[0]!.snapshot);
+    if (snapshot) for (const channel of [marks.own, marks.derived]) channel.taken(now, snapshot);
+    return { now, snapshot, derived: rows[0]!.derived ? lsnOf(rows[0]!.derived) : undefined };
   });
   const derivedSince = freshCheck(async () => {
     const { rows } = await pool.query<{ derived: string | null }>(`SELECT ${DERIVED} AS derived`, [
@@ -58,23 +67,25 @@ export function createLogPositions(
   // PostgreSQL out of reach: nothing can be shown current, and the request answers from the
   // documents (whose reads then fail the usual way: a 503, never an error of the feed's).
   const position = () => target().catch(() => undefined);
+  /** Whether the own channel has handed on what the request can see: at once by xid, else by position. */
+  const ownReaches = async ({ now, snapshot }: { now: Lsn; snapshot?: Snapshot }, wait: number) =>
+    (snapshot !== undefined && marks.own.covers(snapshot)) || noted(await own.waitFor(now, wait));
+  /** The lasting slot's: at once by xid where this instance handed them on (and no resync runs), else by polling. */
+  const derivedDone = async (known: { now: Lsn; snapshot?: Snapshot; derived?: Lsn }, wait: number) =>
+    (known.derived !== undefined && known.snapshot !== undefined && marks.derived.covers(known.snapshot)) ||
+    noted(await derivedReaches(known.now, known.derived ?? 0n, Date.now() + wait));
 
   return {
     async caughtUp(): Promise<{ own: boolean; derived: boolean }> {
       const known = await position();
       if (!known) return { own: false, derived: false };
-      const { now, derived } = known;
       const wait = patience();
-      const [ownDone, derivedDone] = await Promise.all([
-        own.waitFor(now, wait),
-        derivedReaches(now, derived, Date.now() + wait),
-      ]);
-      noted(ownDone && derivedDone);
-      return { own: ownDone, derived: derivedDone };
+      const [ownDone, derived] = await Promise.all([ownReaches(known, wait), derivedDone(known, wait)]);
+      return { own: ownDone, derived };
     },
     async handedOn(): Promise<boolean> {
       const known = await position();
-      return known ? noted(await own.waitFor(known.now, patience())) : false;
+      return known ? ownReaches(known, patience()) : false;
     },
   };
 }

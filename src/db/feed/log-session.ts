@@ -34,6 +34,8 @@ export interface LogTransaction {
    */
   endLsn: Lsn;
   changes: RowChange[];
+  /** The ids of the transactions handed on whole with it (a part's comes with the last part). */
+  xids: number[];
 }
 
 export interface SessionHandlers {
@@ -137,11 +139,16 @@ export async function openLogSession(
   const nextRun = (): Queued => {
     const first = queue.shift()!;
     if ('progress' in first) return first;
-    const run: LogTransaction = { endLsn: first.transaction.endLsn, changes: [...first.transaction.changes] };
+    const run: LogTransaction = {
+      endLsn: first.transaction.endLsn,
+      changes: [...first.transaction.changes],
+      xids: [...first.transaction.xids],
+    };
     for (let next = queue[0]; next && 'transaction' in next; next = queue[0]) {
       if (run.changes.length + next.transaction.changes.length > MAX_RUN_CHANGES) break;
       queue.shift();
       run.changes.push(...next.transaction.changes);
+      run.xids.push(...next.transaction.xids);
       // A part of a transaction (0n) does not take back the position of one before it.
       if (next.transaction.endLsn > run.endLsn) run.endLsn = next.transaction.endLsn;
     }
@@ -183,7 +190,8 @@ export async function openLogSession(
     }
     if (chunk[0] !== 0x77) return;
     const message = decoder.parse(chunk.subarray(25)) as Pgoutput.Message;
-    if (message.tag === 'begin') open = { endLsn: 0n, changes: [] };
+    if (message.tag === 'begin')
+      open = { endLsn: 0n, changes: [], xids: [message.xid >>> 0] }; // read as signed
     else if (message.tag === 'commit' && open) {
       open.endLsn = lsnOf(message.commitEndLsn ?? '0/0');
       enqueue({ transaction: open });
@@ -192,8 +200,8 @@ export async function openLogSession(
       const change = rowChange(message, handlers.keeps);
       if (change && open) open.changes.push(change);
       if (open && open.changes.length >= MAX_RUN_CHANGES) {
-        enqueue({ transaction: { endLsn: 0n, changes: open.changes } });
-        open = { endLsn: 0n, changes: [] };
+        enqueue({ transaction: { endLsn: 0n, changes: open.changes, xids: [] } });
+        open = { endLsn: 0n, changes: [], xids: open.xids };
       }
     }
   });

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { BSON, type Document } from 'mongodb';
 import { createLogCatalog } from './log-catalog';
 import { keepChannelOpen, type ChannelSpec } from './log-channel';
+import { createCommitMarks } from './commit-marks';
 import { createLogPositions } from './log-position';
 import { ensureResyncTable, prepareLastingSlot, resynced } from './log-slot';
 import { ensureSlotsTable, sweepAbandonedSlots } from './log-abandoned';
@@ -95,6 +96,10 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   });
   const listeners: Record<LogChannel, Map<string, LogListener[]>> = { own: new Map(), derived: new Map() };
   const own = createPositionWaiter();
+  const marks: Record<LogChannel, ReturnType<typeof createCommitMarks>> = {
+    own: createCommitMarks(),
+    derived: createCommitMarks(),
+  };
   let lastCaughtUp = Date.now();
 
   async function hand(channel: LogChannel, transaction: LogTransaction): Promise<void> {
@@ -108,6 +113,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     }
     for (const [collection, changes] of byCollection)
       for (const listener of listeners[channel].get(collection) ?? []) await listener([...changes.values()]);
+    marks[channel].handed(transaction.xids);
   }
 
   const channel = (name: LogChannel, spec: Pick<ChannelSpec, 'slot' | 'handled' | 'onOpen' | 'onEnd'>) =>
@@ -124,6 +130,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     slot: async () => ({ name: `storefront_own_${randomBytes(8).toString('hex')}`, temporary: true }),
     handled: (lsn) => {
       own.reached(lsn);
+      marks.own.reached(lsn);
       lastCaughtUp = Date.now();
     },
     // A new temporary slot starts at the log's end: what was committed while none was open is unseen.
@@ -141,7 +148,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
       }
       return { name: lastingSlot, temporary: false };
     },
-    handled: () => undefined,
+    handled: (lsn) => marks.derived.reached(lsn),
     onOpen: (session) => {
       holding = session;
     },
@@ -155,7 +162,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
       for (const listener of collectionListeners) await listener([], true);
   }
 
-  const positions = createLogPositions(pool, lastingSlot, options.waitMs, own);
+  const positions = createLogPositions(pool, lastingSlot, options.waitMs, own, marks);
 
   return {
     follow(collection, channel, listener) {
