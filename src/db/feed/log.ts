@@ -114,6 +114,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     for (const [collection, changes] of byCollection)
       for (const listener of listeners[channel].get(collection) ?? []) await listener([...changes.values()]);
     marks[channel].handed(transaction.xids);
+    if (channel === 'own') own.handingParts(transaction.endLsn === 0n);
   }
 
   const channel = (name: LogChannel, spec: Pick<ChannelSpec, 'slot' | 'handled' | 'onOpen' | 'onEnd'>) =>
