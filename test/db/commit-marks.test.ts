@@ -136,4 +136,25 @@ describe('a request against the log feed by snapshot', () => {
     own.reached(1n << 60n);
     expect(await own.waitFor(1n << 60n, 60_000)).toBe(true);
   });
+
+  it('does not wait for a lasting slot far behind (a bulk update to follow): the search scans at once', async () => {
+    const holder = await pool.connect();
+    const slot = `commit_marks_slot_${process.pid}`;
+    try {
+      await holder.query(`SELECT pg_create_logical_replication_slot($1, 'test_decoding', true)`, [slot]);
+      // 20 MB of WAL the slot has not confirmed.
+      for (let n = 0; n < 20; n++)
+        await holder.query(`SELECT pg_logical_emit_message(false, 'commit-marks', repeat('x', 1048576))`);
+      const own = createPositionWaiter();
+      own.reached(1n << 60n);
+      const positions = createLogPositions(pool, slot, 60_000, own, {
+        own: createCommitMarks(),
+        derived: createCommitMarks(),
+      });
+      // A wait would outlast the test's own timeout.
+      expect(await positions.caughtUp()).toEqual({ own: true, derived: false });
+    } finally {
+      holder.release();
+    }
+  });
 });
