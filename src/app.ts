@@ -159,7 +159,7 @@ export function createApp(deps: AppDependencies): App {
   const { timeoutMs, admission } = config.mongo;
   // Calls should finish within half the deadline; slower ones mean too many run at once.
   const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, giveUpMs: timeoutMs, slowMs: timeoutMs / 2 };
-  const { laneOf } = createQueryLanes(limits, admission.wordScans);
+  const { laneOf } = createQueryLanes(limits, admission.wordScans, admission.wordScanShare);
   const guard = { timeoutMs, graceMs: REQUEST_GRACE_MS, laneOf, observe: metrics?.observeQuery };
   const onUnreadable = createUnreadableReport(logger, (collection) =>
     metrics?.unreadableDocuments.inc({ collection }),

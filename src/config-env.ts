@@ -100,6 +100,7 @@ export const envSchema = z.object({
   MONGODB_MAX_CONCURRENT_QUERIES: wholeNumber(1, 500).default(8),
   MONGODB_MAX_QUEUED_QUERIES: wholeNumber(0, 10_000).default(128),
   MONGODB_MAX_CONCURRENT_WORD_SCANS: wholeNumber(1, 500).default(1),
+  MONGODB_WORD_SCAN_BUSY_PERCENT: wholeNumber(1, 100).default(30),
   MONGODB_MONITOR_COMMANDS: z.enum(['true', 'false']).default('false'),
   CORS_ORIGINS: optionalText,
   INTROSPECTION: z.enum(['true', 'false']).optional(),

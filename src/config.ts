@@ -34,10 +34,10 @@ export interface Config {
     timeoutMs: number;
     /**
      * Admission control, per lane (cheap lookups by key; everything else; searches of 1–2-character
-     * words only, `wordScans` at once): queries running at once, and queries waiting for a turn.
-     * Past both the APIs answer 503 at once.
+     * words only, `wordScans` at once, each slot busy at most `wordScanShare` of the time): queries
+     * running at once, and queries waiting for a turn. Past both the APIs answer 503 at once.
      */
-    admission: { concurrency: number; queue: number; wordScans: number };
+    admission: { concurrency: number; queue: number; wordScans: number; wordScanShare: number };
     /** The driver's command events, for debugging and round-trip tests; costly. */
     monitorCommands: boolean;
     readPreference: 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
@@ -262,6 +262,7 @@ export function loadConfig(
         queue: values.MONGODB_MAX_QUEUED_QUERIES,
         // Searches of 1–2-character words only (a scan each): their own lane, never wider than the others.
         wordScans: Math.min(values.MONGODB_MAX_CONCURRENT_WORD_SCANS, values.MONGODB_MAX_CONCURRENT_QUERIES),
+        wordScanShare: values.MONGODB_WORD_SCAN_BUSY_PERCENT / 100,
       }),
       monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
       readPreference: values.MONGODB_READ_PREFERENCE,

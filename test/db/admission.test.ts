@@ -97,4 +97,30 @@ describe('an admission lane', () => {
     busy.finish();
     await running;
   });
+
+  it('rests a slot after each call (busyShare): a new request waits it out, a begun one does not', async () => {
+    const lane = scanLane({ concurrency: 1, queue: 5, maxWaitMs: 10_000, busyShare: 0.25 });
+    const request = {};
+    const call = () => new Promise<void>((resolve) => setTimeout(resolve, 100));
+    const first = performance.now();
+    await lane.run(call, { request });
+    const firstMs = performance.now() - first;
+    // The same request's next call (a page's count after its page) goes on at once.
+    const begun = performance.now();
+    await lane.run(async () => undefined, { request });
+    expect(performance.now() - begun).toBeLessThan(firstMs);
+    // A new request waits until the slot has rested three times the call (busy a quarter of the time).
+    const waited = performance.now();
+    await lane.run(async () => undefined, { request: {} });
+    expect(performance.now() - first).toBeGreaterThanOrEqual(firstMs * 4 - 5);
+    expect(performance.now() - waited).toBeGreaterThan(firstMs);
+
+    // Refused at once when the rest is longer than the wait a new request may have.
+    const strict = scanLane({ concurrency: 1, queue: 5, maxWaitMs: 50, busyShare: 0.25 });
+    await strict.run(call);
+    const refused = performance.now();
+    await expect(strict.run(async () => 'never')).rejects.toBeInstanceOf(DatabaseBusyError);
+    expect(performance.now() - refused).toBeLessThan(50);
+    expect(strict.load()).toMatchObject({ running: 0, waiting: 0 });
+  });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criteriaFor } from '../../src/catalog/product-query';
 import { productFilter } from '../../src/db/catalog/product-plans';
 import { isWordScan } from '../../src/db/guards/query-lanes';
-import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -19,6 +19,9 @@ let writer: OutsideWriter;
 /** Short-word reads in the database now, and the most seen at once. */
 let inFlight = new Set<number>();
 let most = 0;
+/** When each short-word read began, and how long each took in the database, [start, ms]. */
+const began = new Map<number, number>();
+let reads: [number, number][] = [];
 
 /** A read whose `$regex`es are all 1–2 characters (the escaped word is what the filter holds). */
 function isShortWordRead(command: Document): boolean {
@@ -35,8 +38,14 @@ beforeAll(async () => {
     if (event.commandName === 'getMore' || !isShortWordRead(event.command)) return;
     inFlight.add(event.requestId);
     most = Math.max(most, inFlight.size);
+    began.set(event.requestId, performance.now());
   });
-  const done = (event: CommandSucceededEvent | CommandFailedEvent) => inFlight.delete(event.requestId);
+  const done = (event: CommandSucceededEvent | CommandFailedEvent) => {
+    inFlight.delete(event.requestId);
+    const start = began.get(event.requestId);
+    began.delete(event.requestId);
+    if (start !== undefined) reads.push([start, performance.now() - start]);
+  };
   client.on('commandSucceeded', done);
   client.on('commandFailed', done);
 });
@@ -84,5 +93,38 @@ describe('searches of 1–2-character words', () => {
       expect(answer.total).toBe(scanned);
     }
     expect(short.filter((answer) => answer.status === 200).length).toBeGreaterThan(0);
+  });
+
+  it('hold the database at most MONGODB_WORD_SCAN_BUSY_PERCENT (30) of the time, however fast a client asks', async () => {
+    // Enough products that a scan, not the HTTP round trip, is what a request costs.
+    const template = (await writer.products.findOne({}))!;
+    for (let batch = 0; batch < 10; batch++)
+      await writer.products.insertMany(
+        Array.from({ length: 2_000 }, (_, n) =>
+          productLike(template, 900_000 + batch * 2_000 + n, 'Lane Filler'),
+        ) as never[],
+      );
+    reads = [];
+    const until = performance.now() + 3_000;
+    const statuses: number[] = [];
+    const retryAfter = new Set<string | null>();
+    // One client, 4 connections, asking again as soon as it is answered.
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, lane) => {
+        for (let n = 0; performance.now() < until; n++) {
+          const response = await server.request(`/api/v1/products/search?term=${'aeiou'[(lane + n) % 5]}`);
+          await response.arrayBuffer();
+          statuses.push(response.status);
+          if (response.status === 503) retryAfter.add(response.headers.get('retry-after'));
+        }
+      }),
+    );
+    const first = Math.min(...reads.map(([start]) => start));
+    const last = Math.max(...reads.map(([start, ms]) => start + ms));
+    const busy = reads.reduce((sum, [, ms]) => sum + ms, 0);
+    expect(reads.length).toBeGreaterThan(2);
+    expect(busy / (last - first)).toBeLessThanOrEqual(0.35);
+    expect(new Set(statuses)).toEqual(new Set([200, 503]));
+    expect([...retryAfter].every((value) => Number(value) >= 1)).toBe(true);
   });
 });

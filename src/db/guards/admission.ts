@@ -12,6 +12,13 @@ export interface LaneLimits {
   giveUpMs: number;
   /** A call slower than this means the database is saturated: the lane halves its concurrency. */
   slowMs: number;
+  /**
+   * The share of the time the lane may be busy (default 1): a call of T ms keeps new requests out
+   * for T / share from its start, so the lane's calls hold at most that share of a database core
+   * together, whatever its clients send. A request already admitted goes on at once (its time
+   * still counts).
+   */
+  busyShare?: number;
 }
 
 /** Refused for want of capacity: answered 503 with Retry-After at once, never after a long wait. */
@@ -51,8 +58,16 @@ export interface Admission {
  * `concurrency`. More concurrent scans than the database can serve only make each slower, until
  * all of them miss the deadline and nothing at all succeeds.
  */
-export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUpMs, slowMs }: LaneLimits) {
+export function createLane(
+  name: string,
+  { concurrency, queue, maxWaitMs, giveUpMs, slowMs, busyShare = 1 }: LaneLimits,
+) {
   let running = 0;
+  /** Until when new requests rest (busyShare), and the timer that admits them then. */
+  let restUntil = 0;
+  let restTimer: NodeJS.Timeout | undefined;
+  const resting = () => performance.now() < restUntil;
+  const admitted = (request?: object) => request !== undefined && begun.has(request);
   let limit = concurrency;
   let lastDecrease = -Infinity;
   /**
@@ -72,23 +87,40 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUp
     } else if (ok && ms < slowMs / 2) limit = Math.min(concurrency, limit + 1 / limit);
   };
 
-  const next = () => {
-    running--;
+  const admit = () => {
     while (running < Math.floor(limit) && waiting.length > 0) {
-      const index = waiting.findIndex((waiter) => waiter.request !== undefined && begun.has(waiter.request));
+      const index = waiting.findIndex((waiter) => admitted(waiter.request));
+      if (index < 0 && resting()) {
+        restTimer ??= setTimeout(() => {
+          restTimer = undefined;
+          admit();
+        }, restUntil - performance.now()).unref();
+        return;
+      }
       waiting.splice(Math.max(index, 0), 1)[0]?.start();
     }
   };
+  const next = (started: number, callMs: number) => {
+    running--;
+    // The lane's own clock: each call moves it on by its time / busyShare from when it started
+    // (or from where the clock was, for calls that overlapped), new requests start past it.
+    if (busyShare < 1) restUntil = Math.max(restUntil, started) + callMs / busyShare;
+    admit();
+  };
+  /** Whether a call may take a free slot now: not a new request's while the lane rests. */
+  const mayStart = (request?: object) => running < Math.floor(limit) && (!resting() || admitted(request));
 
   function turn({ signal, request }: Admission): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (running < Math.floor(limit)) {
+    if (mayStart(request)) {
       running++;
       if (request) begun.add(request);
       return Promise.resolve();
     }
-    const hasBegun = request !== undefined && begun.has(request);
-    const expectedWaitMs = ((waiting.length + 1) * callMs) / Math.floor(limit);
+    const hasBegun = admitted(request);
+    const expectedWaitMs =
+      ((waiting.length + 1) * callMs) / busyShare / Math.floor(limit) +
+      Math.max(0, restUntil - performance.now());
     if (!hasBegun && (waiting.length >= queue || expectedWaitMs > maxWaitMs))
       return Promise.reject(new DatabaseBusyError(name));
     return new Promise<void>((resolve, reject) => {
@@ -115,6 +147,8 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUp
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       waiting.push(waiter);
+      // A free slot resting (busyShare): admitted when the rest is over.
+      admit();
     });
   }
 
@@ -129,13 +163,15 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUp
     }
     return running.then(
       (result) => {
-        adapt(performance.now() - started, true);
-        next();
+        const ms = performance.now() - started;
+        adapt(ms, true);
+        next(started, ms);
         return result;
       },
       (error: unknown) => {
-        adapt(performance.now() - started, false);
-        next();
+        const ms = performance.now() - started;
+        adapt(ms, false);
+        next(started, ms);
         throw error;
       },
     );
@@ -145,7 +181,7 @@ export function createLane(name: string, { concurrency, queue, maxWaitMs, giveUp
     /** A call with a free slot starts at once, in the same turn (no promise to wait for first). */
     run<T>(work: () => Promise<T>, admission: Admission = {}): Promise<T> {
       const { signal, request } = admission;
-      if (!signal?.aborted && running < Math.floor(limit)) {
+      if (!signal?.aborted && mayStart(request)) {
         running++;
         if (request) begun.add(request);
         return occupy(work);

@@ -7,8 +7,10 @@ import { searchGrams } from '../catalog/product-search';
  * their own, so pages cannot starve an order or a node; searches of words too short for a gram
  * (1–2 characters: a scan of every product whatever the page) have theirs, narrow, so they cannot
  * take the turns of ordinary pages: at 100,000 products one anonymous client's short searches held
- * 0.44 of a database core (issue 36, row 12). Past that lane's queue they are answered 503 with
- * `Retry-After` at once, like any full lane.
+ * 0.44 of a database core (issue 36, row 12). That lane rests after each scan so that it is busy
+ * at most `scanShare` of the time: whatever the clients, the process's short-word scans hold at
+ * most that share of a database core. Past that lane's queue, or an expected wait
+ * over the lane's bound, they are answered 503 with `Retry-After` at once, like any full lane.
  */
 
 /** Repository methods that read a few documents by an indexed key: the lookup lane. */
@@ -20,11 +22,11 @@ export function isWordScan(value: unknown): boolean {
   return Array.isArray(words) && words.length > 0 && searchGrams(words).length === 0;
 }
 
-export function createQueryLanes(limits: LaneLimits, scans: number) {
+export function createQueryLanes(limits: LaneLimits, scans: number, scanShare = 1) {
   const lanes = {
     lookup: createLane('lookup', limits),
     scan: createLane('scan', limits),
-    wordScan: createLane('word-scan', { ...limits, concurrency: scans }),
+    wordScan: createLane('word-scan', { ...limits, concurrency: scans, busyShare: scanShare }),
   };
   return {
     lanes,
