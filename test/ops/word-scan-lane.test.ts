@@ -105,9 +105,10 @@ describe('searches of 1–2-character words', () => {
         ) as never[],
       );
     reads = [];
-    const until = performance.now() + 3_000;
+    const until = performance.now() + 4_000;
     const statuses: number[] = [];
     const retryAfter = new Set<string | null>();
+    let firstRefusal = Infinity;
     // One client, 4 connections, asking again as soon as it is answered.
     await Promise.all(
       Array.from({ length: 4 }, async (_, lane) => {
@@ -115,15 +116,18 @@ describe('searches of 1–2-character words', () => {
           const response = await server.request(`/api/v1/products/search?term=${'aeiou'[(lane + n) % 5]}`);
           await response.arrayBuffer();
           statuses.push(response.status);
-          if (response.status === 503) retryAfter.add(response.headers.get('retry-after'));
+          if (response.status !== 503) continue;
+          retryAfter.add(response.headers.get('retry-after'));
+          firstRefusal = Math.min(firstRefusal, performance.now());
         }
       }),
     );
-    const first = Math.min(...reads.map(([start]) => start));
-    const last = Math.max(...reads.map(([start, ms]) => start + ms));
-    const busy = reads.reduce((sum, [, ms]) => sum + ms, 0);
-    expect(reads.length).toBeGreaterThan(2);
-    expect(busy / (last - first)).toBeLessThanOrEqual(0.35);
+    // Past the lane's burst (a second of scans, spent at once), from its first refusal on.
+    const steady = reads.filter(([start]) => start >= firstRefusal);
+    const last = Math.max(...steady.map(([start, ms]) => start + ms));
+    const busy = steady.reduce((sum, [, ms]) => sum + ms, 0);
+    expect(steady.length).toBeGreaterThan(2);
+    expect(busy / (last - firstRefusal)).toBeLessThanOrEqual(0.35);
     expect(new Set(statuses)).toEqual(new Set([200, 503]));
     expect([...retryAfter].every((value) => Number(value) >= 1)).toBe(true);
   });

@@ -1,3 +1,5 @@
+import { createBusyBudget } from './busy-budget';
+
 /** How many database calls of one lane run at once, and how many may wait for a turn. */
 export interface LaneLimits {
   /** The most at once; fewer while calls are slow (see createLane). */
@@ -13,12 +15,12 @@ export interface LaneLimits {
   /** A call slower than this means the database is saturated: the lane halves its concurrency. */
   slowMs: number;
   /**
-   * The share of the time the lane may be busy (default 1): a call of T ms keeps new requests out
-   * for T / share from its start, so the lane's calls hold at most that share of a database core
-   * together, whatever its clients send. A request already admitted goes on at once (its time
-   * still counts).
+   * The share of the time the lane may keep the database busy (default 1), after a burst of
+   * `busyBurstMs` (src/db/guards/busy-budget.ts): past it new requests rest, whatever its clients
+   * send. A request already admitted goes on at once (its time still counts).
    */
   busyShare?: number;
+  busyBurstMs?: number;
 }
 
 /** Refused for want of capacity: answered 503 with Retry-After at once, never after a long wait. */
@@ -60,13 +62,13 @@ export interface Admission {
  */
 export function createLane(
   name: string,
-  { concurrency, queue, maxWaitMs, giveUpMs, slowMs, busyShare = 1 }: LaneLimits,
+  { concurrency, queue, maxWaitMs, giveUpMs, slowMs, busyShare = 1, busyBurstMs = 0 }: LaneLimits,
 ) {
   let running = 0;
-  /** Until when new requests rest (busyShare), and the timer that admits them then. */
-  let restUntil = 0;
+  const budget = createBusyBudget(busyShare, busyBurstMs);
+  /** The timer that admits new requests when the budget's rest is over. */
   let restTimer: NodeJS.Timeout | undefined;
-  const resting = () => performance.now() < restUntil;
+  const resting = () => budget.restMs() > 0;
   const admitted = (request?: object) => request !== undefined && begun.has(request);
   let limit = concurrency;
   let lastDecrease = -Infinity;
@@ -94,17 +96,15 @@ export function createLane(
         restTimer ??= setTimeout(() => {
           restTimer = undefined;
           admit();
-        }, restUntil - performance.now()).unref();
+        }, budget.restMs()).unref();
         return;
       }
       waiting.splice(Math.max(index, 0), 1)[0]?.start();
     }
   };
-  const next = (started: number, callMs: number) => {
+  const next = (callMs: number) => {
     running--;
-    // The lane's own clock: each call moves it on by its time / busyShare from when it started
-    // (or from where the clock was, for calls that overlapped), new requests start past it.
-    if (busyShare < 1) restUntil = Math.max(restUntil, started) + callMs / busyShare;
+    budget.spend(callMs);
     admit();
   };
   /** Whether a call may take a free slot now: not a new request's while the lane rests. */
@@ -118,9 +118,10 @@ export function createLane(
       return Promise.resolve();
     }
     const hasBegun = admitted(request);
-    const expectedWaitMs =
-      ((waiting.length + 1) * callMs) / busyShare / Math.floor(limit) +
-      Math.max(0, restUntil - performance.now());
+    // Calls ahead of it: those waiting, and a running one where every slot is taken (else it waits
+    // out the budget's rest alone).
+    const ahead = waiting.length + (running >= Math.floor(limit) ? 1 : 0);
+    const expectedWaitMs = budget.restMs() + (ahead * callMs) / busyShare / Math.floor(limit);
     if (!hasBegun && (waiting.length >= queue || expectedWaitMs > maxWaitMs))
       return Promise.reject(new DatabaseBusyError(name));
     return new Promise<void>((resolve, reject) => {
@@ -165,13 +166,13 @@ export function createLane(
       (result) => {
         const ms = performance.now() - started;
         adapt(ms, true);
-        next(started, ms);
+        next(ms);
         return result;
       },
       (error: unknown) => {
         const ms = performance.now() - started;
         adapt(ms, false);
-        next(started, ms);
+        next(ms);
         throw error;
       },
     );

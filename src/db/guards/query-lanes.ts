@@ -7,11 +7,14 @@ import { searchGrams } from '../catalog/product-search';
  * their own, so pages cannot starve an order or a node; searches of words too short for a gram
  * (1–2 characters: a scan of every product whatever the page) have theirs, narrow, so they cannot
  * take the turns of ordinary pages: at 100,000 products one anonymous client's short searches held
- * 0.44 of a database core (issue 36, row 12). That lane rests after each scan so that it is busy
- * at most `scanShare` of the time: whatever the clients, the process's short-word scans hold at
- * most that share of a database core. Past that lane's queue, or an expected wait
+ * 0.44 of a database core (issue 36, row 12). That lane keeps the database busy at most
+ * `scanShare` of the time after a burst of a second (src/db/guards/busy-budget.ts): whatever the
+ * clients, the process's short-word scans hold at most that share of a database core. Past that lane's queue, or an expected wait
  * over the lane's bound, they are answered 503 with `Retry-After` at once, like any full lane.
  */
+
+/** Database time short-word scans may take at once before the lane's share applies: a few scans. */
+const WORD_SCAN_BURST_MS = 1_000;
 
 /** Repository methods that read a few documents by an indexed key: the lookup lane. */
 const LOOKUPS = new Set(['findByUlid', 'findByIds', 'findByItemIds', 'findByVariantIds']);
@@ -26,7 +29,12 @@ export function createQueryLanes(limits: LaneLimits, scans: number, scanShare = 
   const lanes = {
     lookup: createLane('lookup', limits),
     scan: createLane('scan', limits),
-    wordScan: createLane('word-scan', { ...limits, concurrency: scans, busyShare: scanShare }),
+    wordScan: createLane('word-scan', {
+      ...limits,
+      concurrency: scans,
+      busyShare: scanShare,
+      busyBurstMs: WORD_SCAN_BURST_MS,
+    }),
   };
   return {
     lanes,
