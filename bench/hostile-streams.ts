@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
+import { PRODUCTION_CONNECTION_CAPS } from '../src/config-env';
 import { startRedis } from '../test/support/redis';
 import { openBenchDatabase } from './database';
 import { DATA_DIR } from './harness';
@@ -12,15 +13,16 @@ import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './serv
  * Issue 36, rows 1, 2, 3 and 8, at the sizes the held-out run used, on two production-mode
  * instances sharing one Redis (the bench's embedded database, 2,000 products and orders):
  *
- *   node --import tsx bench/hostile-streams.ts [--only 1|2|3|8]
+ *   node --import tsx bench/hostile-streams.ts [--only 1|2|3|4|8]
  *
  * Row 1: 1,000 customers each send one batch of 10 subscriptions with `Accept: application/json`,
  * then the live-stream gauge and a new customer's stream. Row 2: 10 sockets with one customer's
  * token, each a subscription and then 100,000 pipelined `GET /healthz` (35 MB): the server's RSS,
  * and how soon a new client is answered after they leave. Row 3: 5 sockets from one address, each
- * 50,000 pipelined `GET /healthz`, beside 7 REST pages. Row 8: one token's streams on both
- * instances. Only the per-address connection cap and the rate limits are lifted (one load
- * generator); every other limit is production's default.
+ * 50,000 pipelined `GET /healthz`, beside 7 REST pages. Row 4: 10,200 streams (1,020 customers
+ * from 51 loopback addresses) on one instance, beside 20 REST pages. Row 8: one token's streams on
+ * both instances. Only the rate limits are lifted (one load generator); every other limit is
+ * production's default.
  */
 
 const { values: args } = parseArgs({ options: { only: { type: 'string' } } });
@@ -39,11 +41,15 @@ const token = (sub: string) =>
     .setExpirationTime('1h')
     .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
 
-async function liveGauge(server: ServerProcess): Promise<number> {
-  const response = await fetch(`${server.origin}/metrics`, {
-    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
-  });
-  return Number(/^live_subscriptions (\d+)$/m.exec(await response.text())?.[1]);
+async function liveGauge(server: ServerProcess): Promise<number | string> {
+  try {
+    const response = await fetch(`${server.origin}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    return Number(/^live_subscriptions (\d+)$/m.exec(await response.text())?.[1]);
+  } catch (error) {
+    return `unread (${(error as Error).message})`;
+  }
 }
 
 /** Opens a stream and says whether its first bytes arrived (then drops it). */
@@ -149,6 +155,61 @@ async function rowThree([a]: ServerProcess[]) {
   log(`row 3: 5 sockets × 50,000 pipelined GET /healthz; 7 REST pages beside them: ${times.join(', ')}`);
 }
 
+/** A raw stream from `localAddress`: resolves with its status once the head arrives (0: closed first). */
+function rawStream(
+  server: ServerProcess,
+  localAddress: string,
+  bearer: string,
+): Promise<{ socket: Socket; status: number }> {
+  const body = JSON.stringify({ query: SUBSCRIPTION });
+  return new Promise((resolve) => {
+    const socket = connect({ port: server.port, host: '127.0.0.1', localAddress });
+    socket.on('error', () => resolve({ socket, status: 0 }));
+    socket.once('close', () => resolve({ socket, status: 0 }));
+    socket.once('data', (chunk: Buffer) =>
+      resolve({ socket, status: Number(/^HTTP\/1\.1 (\d+)/.exec(chunk.toString('latin1'))?.[1] ?? 0) }),
+    );
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Accept: text/event-stream\r\nAuthorization: ${bearer}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  });
+}
+
+async function rowFour([a]: ServerProcess[]) {
+  const opened: { socket: Socket; status: number }[] = [];
+  const started = performance.now();
+  for (let customer = 0; customer < 1_020; customer += 20) {
+    const batch = await Promise.all(
+      Array.from({ length: 20 }, async (_, n) => {
+        const bearer = `Bearer ${await token(`cus_row4_${customer + n}`)}`;
+        const address = `127.0.0.${2 + ((customer + n) % 51)}`;
+        return Promise.all(Array.from({ length: 10 }, () => rawStream(a!, address, bearer)));
+      }),
+    );
+    opened.push(...batch.flat());
+  }
+  const statuses = new Map<number, number>();
+  for (const { socket, status } of opened) {
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    // A refused client goes away (an idle connection kept open is the plain connection attack,
+    // bounded by the per-address and per-instance caps whatever it asked).
+    if (status !== 200) socket.destroy();
+  }
+  await sleep(1_000);
+  const rest = await Promise.all(
+    Array.from({ length: 20 }, (_, n) => timed(`${a!.origin}/api/v1/products?page=${n + 1}`)),
+  );
+  log(
+    `row 4: 10,200 streams asked (1,020 customers, 51 addresses) in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
+      `statuses ${JSON.stringify(Object.fromEntries(statuses))}, live_subscriptions ${await liveGauge(a!)}, ` +
+      `RSS ${rssMb(a!.pid)!.toFixed(0)} MB; 20 REST pages beside them: ${rest.filter((line) => line.startsWith('200')).length} × 200 (${rest[0]}, …, ${rest.at(-1)})`,
+  );
+  for (const { socket } of opened) socket.destroy();
+  await sleep(2_000);
+}
+
 async function rowEight(servers: ServerProcess[]) {
   const opened: Record<string, number[]> = {};
   const streams: AbortController[] = [];
@@ -199,6 +260,8 @@ try {
         logDir: path.join(DATA_DIR, `streams-${name}`),
         extraEnv: {
           REDIS_URL: redis.url,
+          // Production's cap per address (the bench's servers lift it for their one load generator).
+          MAX_CONNECTIONS_PER_ADDRESS: String(PRODUCTION_CONNECTION_CAPS.perAddress),
           ...(db.embedded ? { CHANGE_FEED_POSTGRES_URL: db.embedded.postgresUrl } : {}),
         },
       }),
@@ -207,6 +270,7 @@ try {
   if (runs('1')) await rowOne(servers);
   if (runs('2')) await rowTwo(servers);
   if (runs('3')) await rowThree(servers);
+  if (runs('4')) await rowFour(servers);
   if (runs('8')) await rowEight(servers);
   log(`load ${loadText()}`);
 } finally {
