@@ -6,7 +6,11 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { createSummedHistogram } from './summed-histogram';
+
+/** The buckets @envelop/prometheus's histogram had (prom-client's default): dashboards keep them. */
+const PROM_CLIENT_DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface OperationLabels {
   operationName: string;
@@ -31,11 +35,11 @@ type Phase = 'parse' | 'validate' | 'context' | 'execute' | 'subscribe';
  * http_request_duration_seconds.
  */
 export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOptions): Plugin {
-  const executeSeconds = new Histogram({
+  const executeSeconds = createSummedHistogram({
     name: 'graphql_envelop_phase_execute',
     help: 'Time spent on running the GraphQL "execute" function',
-    labelNames: ['operationName', 'operationType'] as const,
-    registers: [registry],
+    buckets: PROM_CLIENT_DEFAULT_BUCKETS,
+    registry,
   });
   const executions = new Counter({
     name: 'graphql_envelop_request',
@@ -112,7 +116,11 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
       if (!labels) return;
       const started = performance.now();
       const end = () => {
-        executeSeconds.observe(labels, (performance.now() - started) / 1000);
+        executeSeconds.observe(
+          `${labels.operationType} ${labels.operationName}`,
+          (performance.now() - started) / 1000,
+          () => ({ ...labels }),
+        );
         executions.inc(labels);
       };
       return {
