@@ -1,3 +1,4 @@
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { estimateCost, estimateDatabaseWork } from '../graphql-cost';
 import type { ClientKeyOf } from './client-key';
@@ -55,6 +56,25 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
     return key;
   };
 
+  // Made once, not per request (a closure per request is also a name tsx sets on it).
+  const admit = (
+    allowance: Allowance | 'unavailable',
+    api: Api,
+    request: Request,
+    endResponse: (response: Response) => void,
+  ) => {
+    if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
+    if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
+    allowances.set(request, allowance);
+  };
+  const charge = (
+    allowance: Allowance | 'unavailable',
+    stop: (result: { errors: GraphQLError[] }) => void,
+  ) => {
+    if (allowance === 'unavailable' || allowance.allowed) return;
+    stop({ errors: [costBudgetExceeded(allowance)] });
+  };
+
   return {
     // Both hooks stay synchronous when the key is known and the counts are this process's (no
     // shared store): a returned promise makes every request wait a microtask turn for nothing.
@@ -65,14 +85,10 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
         if (cost) void keyOf(request, serverContext);
         return;
       }
-      const decide = (allowance: Allowance | 'unavailable') => {
-        if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
-        if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
-        allowances.set(request, allowance);
-      };
       const key = keyOf(request, serverContext);
-      if (typeof key === 'string' && requests.consumeNow) return decide(requests.consumeNow(key, 1));
-      return (async () => decide(await requests.consume(await key, 1)))();
+      if (typeof key === 'string' && requests.consumeNow)
+        return admit(requests.consumeNow(key, 1), api, request, endResponse);
+      return (async () => admit(await requests.consume(await key, 1), api, request, endResponse))();
     },
     onExecute({ args, setResultAndStopExecution }) {
       if (!cost) return;
@@ -81,12 +97,9 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
       if (key === undefined) return;
       const price = isTrusted(context) ? estimateDatabaseWork : estimateCost;
       const points = Math.max(1, Math.ceil(price(args.document, args.operationName, args.variableValues)));
-      const decide = (allowance: Allowance | 'unavailable') => {
-        if (allowance === 'unavailable' || allowance.allowed) return;
-        setResultAndStopExecution({ errors: [costBudgetExceeded(allowance)] });
-      };
-      if (typeof key === 'string' && cost.consumeNow) return decide(cost.consumeNow(key, points));
-      return (async () => decide(await cost.consume(await key, points)))();
+      if (typeof key === 'string' && cost.consumeNow)
+        return charge(cost.consumeNow(key, points), setResultAndStopExecution);
+      return (async () => charge(await cost.consume(await key, points), setResultAndStopExecution))();
     },
     onResponse({ request, response }) {
       const allowance = allowances.get(request);

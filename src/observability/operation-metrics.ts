@@ -84,6 +84,18 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
     if (result.errors?.length) countErrors(labels, 'execute', result.errors.length);
   };
 
+  const recordExecution: ExecutionRecorder = {
+    ended(labels, started) {
+      executeSeconds.observe(
+        `${labels.operationType} ${labels.operationName}`,
+        (performance.now() - started) / 1000,
+        () => ({ ...labels }),
+      );
+      executions.inc(labels);
+    },
+    resultErrors: countResultErrors,
+  };
+
   // What each request's context was parsed as: only those executions are counted.
   const labelsOfContext = new WeakMap<object, OperationLabels>();
 
@@ -114,24 +126,7 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
     onExecute({ args }) {
       const labels = labelsOfContext.get(args.contextValue as object);
       if (!labels) return;
-      const started = performance.now();
-      const end = () => {
-        executeSeconds.observe(
-          `${labels.operationType} ${labels.operationName}`,
-          (performance.now() - started) / 1000,
-          () => ({ ...labels }),
-        );
-        executions.inc(labels);
-      };
-      return {
-        onExecuteDone({ result }) {
-          if (isAsyncIterable(result))
-            return { onNext: ({ result: next }) => countResultErrors(labels, next), onEnd: end };
-          countResultErrors(labels, result);
-          end();
-          return undefined;
-        },
-      };
+      return new ExecuteObservation(recordExecution, labels, performance.now());
     },
     onSubscribe({ args }) {
       const labels = labelsOfContext.get(args.contextValue as object);
@@ -153,4 +148,33 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
       };
     },
   };
+}
+
+interface ExecutionRecorder {
+  ended(labels: OperationLabels, started: number): void;
+  resultErrors(labels: OperationLabels, result: ExecutionResult): void;
+}
+
+/**
+ * One execution's end hook: an object whose method is on its prototype, not two closures a
+ * request (Envelop calls it as a method).
+ */
+class ExecuteObservation {
+  constructor(
+    private readonly record: ExecutionRecorder,
+    private readonly labels: OperationLabels,
+    private readonly started: number,
+  ) {}
+
+  onExecuteDone({ result }: { result: ExecutionResult | AsyncIterable<ExecutionResult> }) {
+    const { record, labels, started } = this;
+    if (isAsyncIterable(result))
+      return {
+        onNext: ({ result: next }: { result: ExecutionResult }) => record.resultErrors(labels, next),
+        onEnd: () => record.ended(labels, started),
+      };
+    record.resultErrors(labels, result);
+    record.ended(labels, started);
+    return undefined;
+  }
 }
