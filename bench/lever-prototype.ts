@@ -152,10 +152,7 @@ export function serveLeverPrototype(
     const id = typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      metrics.httpDuration.observe(
-        { method: req.method ?? 'GET', route: '/graphql', status: String(res.statusCode) },
-        seconds,
-      );
+      metrics.observeRequest(req.method ?? 'GET', '/graphql', res.statusCode, seconds);
     });
     const controller = new AbortController();
     res.once('close', () => {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { FeedMode } from './ours-feed';
 import { SERVER_IDS, type ServerId } from './servers';
 
 /** The command line of `npm run bench`: its help text and the validated options. */
@@ -21,6 +22,8 @@ Results are written to bench/results/<timestamp>.json (git-ignored).
                       ours-before is ours from the checkout BENCH_BEFORE_DIR names)
   --smoke             Tiny data set, 1 s runs, 1 round, 5 scenarios covering every server: checks
                       the harness in well under a minute
+  --feed log|poll     How ours follows the database: log (default on the embedded engine, as
+                      production: CHANGE_FEED_POSTGRES_URL) or poll (MONGODB_URI only)
   --profile ID        Profile one scenario with node --cpu-prof instead of benchmarking, then print
                       the top functions by self time (server: --profile-server, default ours)
   --profile-server S  The server to profile (default ours)
@@ -46,9 +49,15 @@ export interface Options {
   smoke: boolean;
   profile: string | null;
   profileServer: ServerId;
+  feed: FeedMode;
 }
 
 export class UsageError extends Error {}
+
+function feedMode(raw: string | undefined): FeedMode {
+  if (raw === undefined || raw === 'log' || raw === 'poll') return raw ?? 'log';
+  throw new UsageError(`--feed must be log or poll, got "${raw}"`);
+}
 
 export function numberOption(
   name: string,
@@ -93,6 +102,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
         smoke: { type: 'boolean', default: false },
         profile: { type: 'string' },
         'profile-server': { type: 'string' },
+        feed: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -118,5 +128,6 @@ export function parseOptions(argv: string[]): Options | 'help' {
     smoke,
     profile: v.profile ?? null,
     profileServer: serverList(v['profile-server'], 'profile-server')?.[0] ?? 'ours',
+    feed: feedMode(v.feed),
   };
 }

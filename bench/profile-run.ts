@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { BenchDatabase } from './database';
 import { DATA_DIR, log, RESULTS_DIR, timestamp } from './harness';
 import { drive, measure } from './measure';
+import { untilFollowing } from './ours-feed';
 import { UsageError, type Options } from './options';
 import { formatProfileSummary, readProfile, summariseProfile } from './profile-summary';
 import type { Scenario } from './scenarios';
@@ -45,6 +46,7 @@ export async function runProfile(
     log,
   });
   const server = servers.get(id) as ServerProcess;
+  await untilFollowing(servers, { ...env }, log);
   let window: { fromMs: number; toMs: number };
   let responses = 0;
   try {

@@ -5,6 +5,7 @@ import { DATABASE_LABELS, openBenchDatabase, type SeedReport } from './database'
 import { DATA_DIR, log } from './harness';
 import { measureIdle } from './measure';
 import { parseOptions, USAGE, UsageError, type Options } from './options';
+import { feedEnv, feedLabel, untilFollowing } from './ours-feed';
 import { runProfile } from './profile-run';
 import { benchmarkReport } from './report';
 import { machine, writeResultsFile } from './results-file';
@@ -59,7 +60,9 @@ async function main(): Promise<void> {
       MONGODB_DB: dbName,
       JWT_SECRET: BENCH_JWT_SECRET,
       PUBLIC_BASE_URL,
+      ...feedEnv(db, options.feed),
     };
+    log(feedLabel(db, options.feed));
     if (options.profile) {
       await runProfile(options, scenarios[0] as Scenario, env, db);
       return;
@@ -68,6 +71,7 @@ async function main(): Promise<void> {
     const needed = SERVER_IDS.filter((id) => scenarios.some((scenario) => scenario.requests[id]));
     const started = await startServers(needed, { env, logDir: path.join(DATA_DIR, 'logs'), log });
     for (const [id, server] of started) servers.set(id, server);
+    await untilFollowing(servers, { ...env }, log);
 
     const checks = await checkScenarios(scenarios, servers, log);
     const idle = await measureIdle(servers, db, options.smoke ? 1 : 3);
@@ -78,7 +82,7 @@ async function main(): Promise<void> {
     const serverCost = serverCostTargets(scenarios, summaries);
     const finishedAt = new Date();
     const info = machine();
-    const database = DATABASE_LABELS[db.kind];
+    const database = `${DATABASE_LABELS[db.kind]}; ${feedLabel(db, options.feed)}`;
     console.log(
       benchmarkReport({
         startedAt,

@@ -92,8 +92,10 @@ export interface SharedServerEnv {
   PUBLIC_BASE_URL: string;
   /** bench:scale measures slow requests instead of answering 503 at the default 3 s. */
   MONGODB_TIMEOUT_MS?: string;
-  /** bench:scale reads /metrics (to see when the server follows the log). */
+  /** bench:scale and the bench read /metrics (to see when the server follows the log). */
   METRICS_TOKEN?: string;
+  /** ours follows the embedded engine's log, as in production (bench/ours-feed.ts). */
+  CHANGE_FEED_POSTGRES_URL?: string;
 }
 
 export interface ServerProcess {

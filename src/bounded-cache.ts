@@ -18,23 +18,32 @@ interface Entry<V> {
 export function createBoundedCache<V>({ maxBytes, maxEntryBytes }: ByteBudget) {
   const entries = new Map<string, Entry<V>>();
   let totalBytes = 0;
+  // The most recently used key: asked for again (one client's token, request after request), it
+  // stays where it is instead of being taken out of the Map and put back.
+  let newest: string | undefined;
 
   const remove = (key: string) => {
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
     totalBytes -= entry.bytes;
+    if (key === newest) newest = undefined;
   };
 
   return {
     get(key: string): V | undefined {
       const entry = entries.get(key);
       if (!entry) return undefined;
-      remove(key);
-      if (entry.expiresAt <= Date.now()) return undefined;
-      // Re-inserted: Map order is recency order.
-      entries.set(key, entry);
-      totalBytes += entry.bytes;
+      if (entry.expiresAt <= Date.now()) {
+        remove(key);
+        return undefined;
+      }
+      if (key !== newest) {
+        // Re-inserted: Map order is recency order.
+        entries.delete(key);
+        entries.set(key, entry);
+        newest = key;
+      }
       return entry.value;
     },
     /** Whether a live entry is kept under `key` (its recency unchanged). */
@@ -52,12 +61,14 @@ export function createBoundedCache<V>({ maxBytes, maxEntryBytes }: ByteBudget) {
       }
       entries.set(key, { value, bytes, expiresAt: Date.now() + ttlMs });
       totalBytes += bytes;
+      newest = key;
       return true;
     },
     delete: remove,
     clear(): void {
       entries.clear();
       totalBytes = 0;
+      newest = undefined;
     },
     get bytes(): number {
       return totalBytes;

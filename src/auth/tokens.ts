@@ -13,6 +13,12 @@ export interface ViewerResolver {
    * the identity provider.
    */
   withoutWaiting(authorizationHeader: string | null): Promise<Viewer | undefined>;
+  /**
+   * What `withoutWaiting` would answer when that needs no await at all (no token, a malformed one,
+   * one verified before); undefined when a signature must be checked first. The rate limits count
+   * most requests in the same turn with it.
+   */
+  known?(authorizationHeader: string | null): Viewer | undefined;
 }
 
 function scopesOf(payload: JWTPayload): Set<string> {
@@ -69,7 +75,14 @@ export function createViewerResolver(
     if (token === '') return INVALID;
     return verified.get(token) ?? verify(token, remote ? remote.getKey : secretKey);
   };
+  const known = (header: string | null): Viewer | undefined => {
+    const token = bearerToken(header);
+    if (token === null) return ANONYMOUS;
+    if (token === '') return INVALID;
+    return verified.get(token);
+  };
   return Object.assign(resolve, {
+    known,
     async withoutWaiting(header: string | null): Promise<Viewer | undefined> {
       if (!remote) return resolve(header);
       const token = bearerToken(header);

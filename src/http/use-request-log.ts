@@ -51,10 +51,7 @@ export function useRequestLog({ logger, metrics, routeLabel, traceId }: RequestL
       if (!writesLog && !metrics) return;
       const seconds = Number(process.hrtime.bigint() - timing.startedAt) / 1e9;
       const route = routeLabel(timing.pathname);
-      metrics?.httpDuration.observe(
-        { method: request.method, route, status: String(response.status) },
-        seconds,
-      );
+      metrics?.observeRequest(request.method, route, response.status, seconds);
       if (!writesLog) return;
       logger!.info(
         {

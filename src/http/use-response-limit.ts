@@ -77,7 +77,7 @@ export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: R
         if (length > maxBytes) return setResultProcessor(tooLarge, 'application/json');
       }
       if (!take(request, serverContext, length)) {
-        setResultProcessor(() => overBudget(new URL(request.url).pathname), 'application/json');
+        setResultProcessor(() => overBudget(pathnameOf(request)), 'application/json');
       }
     },
     onResponse({ request, response, serverContext, setResponse }) {
@@ -85,9 +85,11 @@ export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: R
       // Exact, in bytes, for single results (and any batch measured short above: UTF-16 lengths).
       const length = Number(response.headers.get('content-length') ?? 0);
       // The path is parsed only for an answer that is refused, not for every answer.
-      const pathname = () => new URL(request.url).pathname;
-      if (length > maxBytes && pathname().replace(/\/$/, '') === '/graphql') return setResponse(tooLarge());
-      if (length > 0 && !take(request, serverContext, length)) setResponse(overBudget(pathname()));
+      if (length > maxBytes && pathnameOf(request).replace(/\/$/, '') === '/graphql')
+        return setResponse(tooLarge());
+      if (length > 0 && !take(request, serverContext, length)) setResponse(overBudget(pathnameOf(request)));
     },
   };
 }
+
+const pathnameOf = (request: Request) => new URL(request.url).pathname;

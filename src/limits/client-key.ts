@@ -3,9 +3,13 @@ import proxyaddr from 'proxy-addr';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ViewerResolver } from '../auth/tokens';
+import type { Viewer } from '../auth/viewer';
 
-/** Who a request is counted against: `sub:<token subject>` or `ip:<client address>`. */
-export type ClientKeyOf = (request: Request, serverContext: unknown) => Promise<string>;
+/**
+ * Who a request is counted against: `sub:<token subject>` or `ip:<client address>`. A string when
+ * that is known in this turn (no token, or one verified before), else a promise.
+ */
+export type ClientKeyOf = (request: Request, serverContext: unknown) => string | Promise<string>;
 
 export interface ClientKeyOptions {
   /** The same verification as the APIs: an invalid or expired token counts as no token. */
@@ -16,13 +20,15 @@ export interface ClientKeyOptions {
 
 export function createClientKey({ resolveViewer, trustedProxies }: ClientKeyOptions): ClientKeyOf {
   const addressKeyOf = createAddressKey(trustedProxies);
-  return async (request, serverContext) => {
-    if (request.headers.has('authorization')) {
-      // Never waits for the identity provider: a product read carrying a token must not.
-      const viewer = await resolveViewer.withoutWaiting(request.headers.get('authorization'));
-      if (viewer?.kind === 'customer') return `sub:${viewer.customerId}`;
-    }
-    return addressKeyOf(request, serverContext);
+  const keyOf = (viewer: Viewer | undefined, request: Request, serverContext: unknown) =>
+    viewer?.kind === 'customer' ? `sub:${viewer.customerId}` : addressKeyOf(request, serverContext);
+  return (request, serverContext) => {
+    const header = request.headers.get('authorization');
+    if (header === null) return addressKeyOf(request, serverContext);
+    const known = resolveViewer.known?.(header);
+    if (known) return keyOf(known, request, serverContext);
+    // Never waits for the identity provider: a product read carrying a token must not.
+    return resolveViewer.withoutWaiting(header).then((viewer) => keyOf(viewer, request, serverContext));
   };
 }
 

@@ -24,6 +24,14 @@ export function rateLimitHeaders(allowance: Allowance): Record<string, string> {
   };
 }
 
+/** The headers of an allowed request, set on its response (no record of them built on the way). */
+export function setRateLimitHeaders(headers: Headers, allowance: Allowance): void {
+  headers.set('ratelimit-limit', String(allowance.limit));
+  headers.set('ratelimit-remaining', String(allowance.remaining));
+  headers.set('ratelimit-reset', String(Math.ceil(allowance.resetMs / 1000)));
+  headers.set('ratelimit-policy', `${allowance.limit};w=60`);
+}
+
 /** As Laravel's throttle middleware sends its 429 (no charset parameter). */
 const JSON_TYPE = 'application/json';
 

@@ -1,8 +1,9 @@
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { estimateCost, estimateDatabaseWork } from '../graphql-cost';
 import type { ClientKeyOf } from './client-key';
-import type { ClientLimiter } from './limiter';
-import { costBudgetExceeded, limiterUnavailable, rateLimitHeaders, tooManyRequests } from './responses';
+import type { Allowance, ClientLimiter } from './limiter';
+import { costBudgetExceeded, limiterUnavailable, setRateLimitHeaders, tooManyRequests } from './responses';
 
 export interface RateLimitOptions {
   /** Requests per client per minute, both APIs; absent: not limited. */
@@ -46,18 +47,37 @@ const holderOf = (request: Request, serverContext: unknown): object =>
 
 export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimitOptions): Plugin {
   // One key per request, shared by the request count and the cost charges of its operations.
-  const keys = new WeakMap<object, Promise<string>>();
-  const headersOf = new WeakMap<Request, Record<string, string>>();
+  const keys = new WeakMap<object, string | Promise<string>>();
+  const allowances = new WeakMap<Request, Allowance>();
   const keyOf = (request: Request, serverContext: unknown) => {
     const holder = holderOf(request, serverContext);
     let key = keys.get(holder);
-    if (!key) keys.set(holder, (key = clientKey(request, serverContext)));
+    if (key === undefined) keys.set(holder, (key = clientKey(request, serverContext)));
     return key;
   };
 
+  // Made once, not per request (a closure per request is also a name tsx sets on it).
+  const admit = (
+    allowance: Allowance | 'unavailable',
+    api: Api,
+    request: Request,
+    endResponse: (response: Response) => void,
+  ) => {
+    if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
+    if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
+    allowances.set(request, allowance);
+  };
+  const charge = (
+    allowance: Allowance | 'unavailable',
+    stop: (result: { errors: GraphQLError[] }) => void,
+  ) => {
+    if (allowance === 'unavailable' || allowance.allowed) return;
+    stop({ errors: [costBudgetExceeded(allowance)] });
+  };
+
   return {
-    // Both hooks stay synchronous when they have nothing to count: a returned promise makes
-    // every request wait a microtask turn for nothing.
+    // Both hooks stay synchronous when the key is known and the counts are this process's (no
+    // shared store): a returned promise makes every request wait a microtask turn for nothing.
     onRequest({ request, url, serverContext, endResponse }) {
       const api = countedApi(url);
       if (!api) return;
@@ -65,30 +85,26 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
         if (cost) void keyOf(request, serverContext);
         return;
       }
-      return (async () => {
-        const allowance = await requests.consume(await keyOf(request, serverContext), 1);
-        if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
-        if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
-        headersOf.set(request, rateLimitHeaders(allowance));
-      })();
+      const key = keyOf(request, serverContext);
+      if (typeof key === 'string' && requests.consumeNow)
+        return admit(requests.consumeNow(key, 1), api, request, endResponse);
+      return (async () => admit(await requests.consume(await key, 1), api, request, endResponse))();
     },
     onExecute({ args, setResultAndStopExecution }) {
       if (!cost) return;
       const context = args.contextValue as { request?: Request; req?: object };
       const key = context.request && keys.get(holderOf(context.request, context));
-      if (!key) return;
+      if (key === undefined) return;
       const price = isTrusted(context) ? estimateDatabaseWork : estimateCost;
       const points = Math.max(1, Math.ceil(price(args.document, args.operationName, args.variableValues)));
-      return (async () => {
-        const allowance = await cost.consume(await key, points);
-        if (allowance === 'unavailable' || allowance.allowed) return;
-        setResultAndStopExecution({ errors: [costBudgetExceeded(allowance)] });
-      })();
+      if (typeof key === 'string' && cost.consumeNow)
+        return charge(cost.consumeNow(key, points), setResultAndStopExecution);
+      return (async () => charge(await cost.consume(await key, points), setResultAndStopExecution))();
     },
     onResponse({ request, response }) {
-      const headers = headersOf.get(request);
-      if (!headers || response.status === 429) return;
-      for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+      const allowance = allowances.get(request);
+      if (!allowance || response.status === 429) return;
+      setRateLimitHeaders(response.headers, allowance);
     },
   };
 }

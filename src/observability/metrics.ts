@@ -1,12 +1,14 @@
 import type { Plugin } from 'graphql-yoga';
 import type { QueryObserver } from '../db/guards/instrumented';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CountReason } from '../db/catalog/total-cache';
 import { useOperationMetrics, type OperationLabels } from './operation-metrics';
+import { createSummedHistogram } from './summed-histogram';
 
 export interface Metrics {
   registry: Registry;
-  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** One HTTP request's duration, by route (REST route template, /graphql, …), method and status. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
   cacheLookups: Counter<'result'>;
   /** Stored documents left out of an answer because they cannot be read (src/db/document-reading.ts). */
   unreadableDocuments: Counter<'collection'>;
@@ -65,13 +67,18 @@ export function createMetrics({
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const httpDuration = new Histogram({
+  const httpDuration = createSummedHistogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route (REST route template, /graphql, …), method and status.',
-    labelNames: ['method', 'route', 'status'] as const,
     buckets: LATENCY_BUCKETS,
-    registers: [registry],
+    registry,
   });
+  const observeRequest = (method: string, route: string, status: number, seconds: number) =>
+    httpDuration.observe(`${method} ${status} ${route}`, seconds, () => ({
+      method,
+      route,
+      status: String(status),
+    }));
 
   const cacheLookups = new Counter({
     name: 'response_cache_lookups_total',
@@ -108,15 +115,14 @@ export function createMetrics({
     },
   });
 
-  const dbDuration = new Histogram({
+  const dbDuration = createSummedHistogram({
     name: 'mongodb_query_duration_seconds',
     help: 'Database round trips by repository query (e.g. products.findPage) and outcome.',
-    labelNames: ['query', 'outcome'] as const,
     buckets: LATENCY_BUCKETS,
-    registers: [registry],
+    registry,
   });
   const observeQuery: QueryObserver = (query, seconds, outcome) =>
-    dbDuration.observe({ query, outcome }, seconds);
+    dbDuration.observe(`${outcome} ${query}`, seconds, () => ({ query, outcome }));
 
   const labelsOf = operationLabels(operationNames);
   const operations = useOperationMetrics({ registry, labelsOf });
@@ -143,7 +149,7 @@ export function createMetrics({
 
   return {
     registry,
-    httpDuration,
+    observeRequest,
     cacheLookups,
     unreadableDocuments,
     indexEvents,

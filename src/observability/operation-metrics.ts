@@ -6,7 +6,11 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { createSummedHistogram } from './summed-histogram';
+
+/** The buckets @envelop/prometheus's histogram had (prom-client's default): dashboards keep them. */
+const PROM_CLIENT_DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface OperationLabels {
   operationName: string;
@@ -31,11 +35,11 @@ type Phase = 'parse' | 'validate' | 'context' | 'execute' | 'subscribe';
  * http_request_duration_seconds.
  */
 export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOptions): Plugin {
-  const executeSeconds = new Histogram({
+  const executeSeconds = createSummedHistogram({
     name: 'graphql_envelop_phase_execute',
     help: 'Time spent on running the GraphQL "execute" function',
-    labelNames: ['operationName', 'operationType'] as const,
-    registers: [registry],
+    buckets: PROM_CLIENT_DEFAULT_BUCKETS,
+    registry,
   });
   const executions = new Counter({
     name: 'graphql_envelop_request',
@@ -80,6 +84,18 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
     if (result.errors?.length) countErrors(labels, 'execute', result.errors.length);
   };
 
+  const recordExecution: ExecutionRecorder = {
+    ended(labels, started) {
+      executeSeconds.observe(
+        `${labels.operationType} ${labels.operationName}`,
+        (performance.now() - started) / 1000,
+        () => ({ ...labels }),
+      );
+      executions.inc(labels);
+    },
+    resultErrors: countResultErrors,
+  };
+
   // What each request's context was parsed as: only those executions are counted.
   const labelsOfContext = new WeakMap<object, OperationLabels>();
 
@@ -110,20 +126,7 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
     onExecute({ args }) {
       const labels = labelsOfContext.get(args.contextValue as object);
       if (!labels) return;
-      const started = performance.now();
-      const end = () => {
-        executeSeconds.observe(labels, (performance.now() - started) / 1000);
-        executions.inc(labels);
-      };
-      return {
-        onExecuteDone({ result }) {
-          if (isAsyncIterable(result))
-            return { onNext: ({ result: next }) => countResultErrors(labels, next), onEnd: end };
-          countResultErrors(labels, result);
-          end();
-          return undefined;
-        },
-      };
+      return new ExecuteObservation(recordExecution, labels, performance.now());
     },
     onSubscribe({ args }) {
       const labels = labelsOfContext.get(args.contextValue as object);
@@ -145,4 +148,33 @@ export function useOperationMetrics({ registry, labelsOf }: OperationMetricsOpti
       };
     },
   };
+}
+
+interface ExecutionRecorder {
+  ended(labels: OperationLabels, started: number): void;
+  resultErrors(labels: OperationLabels, result: ExecutionResult): void;
+}
+
+/**
+ * One execution's end hook: an object whose method is on its prototype, not two closures a
+ * request (Envelop calls it as a method).
+ */
+class ExecuteObservation {
+  constructor(
+    private readonly record: ExecutionRecorder,
+    private readonly labels: OperationLabels,
+    private readonly started: number,
+  ) {}
+
+  onExecuteDone({ result }: { result: ExecutionResult | AsyncIterable<ExecutionResult> }) {
+    const { record, labels, started } = this;
+    if (isAsyncIterable(result))
+      return {
+        onNext: ({ result: next }: { result: ExecutionResult }) => record.resultErrors(labels, next),
+        onEnd: () => record.ended(labels, started),
+      };
+    record.resultErrors(labels, result);
+    record.ended(labels, started);
+    return undefined;
+  }
 }

@@ -93,7 +93,9 @@ export function persistedDocumentPlugins(
       const hash = persistedQueryHash(params?.extensions);
       if (hash && params?.query && request) {
         const document = params.query;
-        return clientKey(request, context).then((client) => store.set(hash, document, client));
+        return Promise.resolve(clientKey(request, context)).then((client) =>
+          store.set(hash, document, client),
+        );
       }
     },
   };

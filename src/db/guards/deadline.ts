@@ -1,4 +1,5 @@
 import type { Lane } from './admission';
+import { createExpiryList, type Expiring } from './expiry-list';
 import { instrumented, type AsyncMethods, type QueryObserver } from './instrumented';
 
 /** What every repository read sends the server: maxTimeMS stops the query there, too. */
@@ -41,11 +42,19 @@ export interface GuardOptions<T> {
 }
 
 /**
- * When each request's database work must be over, by its abort signal: one deadline for both
- * repositories. A queue wait and a call, or calls in a row, each within its own bound, added up
- * past it: under a hung PostgreSQL answers took 5.43 s and 4.70 s.
+ * What each request's database work shares, by its abort signal, for both repositories: when it must
+ * be over (a queue wait and a call, or calls in a row, each within its own bound, added up past it:
+ * under a hung PostgreSQL answers took 5.43 s and 4.70 s), and its calls in flight, which its abort
+ * stops (one listener a request, added by its first call).
  */
-const requestDeadlines = new WeakMap<object, number>();
+interface RequestState {
+  deadline: number;
+  inFlight: Set<GuardedCall> | undefined;
+}
+const requests = new WeakMap<object, RequestState>();
+
+/** Every guarded call's expiry, behind one timer for the process. */
+const expiries = createExpiryList();
 
 /**
  * Binds a repository to one request: each call waits for a turn in its lane, then runs with a
@@ -80,7 +89,6 @@ export function guardRepository<T extends AsyncMethods>(
   return (requestSignal) => {
     const binding: RequestBinding = Object.create(prototype) as RequestBinding;
     binding.signal = requestSignal;
-    binding.inFlight = undefined;
     return binding as unknown as T;
   };
 }
@@ -92,77 +100,128 @@ interface MethodSpec {
   laneOf: (args: readonly unknown[]) => Lane;
 }
 
-/** A repository bound to one request: its signal, and the calls its abort must stop (the first adds the listener). */
+/** A repository bound to one request: its signal (the state's key), or itself without one. */
 interface RequestBinding {
   signal: AbortSignal | undefined;
-  inFlight: Set<() => void> | undefined;
+}
+
+function requestState(binding: RequestBinding, timeoutMs: number, graceMs: number): RequestState {
+  const key = binding.signal ?? binding;
+  let state = requests.get(key);
+  if (state === undefined) {
+    state = { deadline: performance.now() + timeoutMs + graceMs, inFlight: undefined };
+    requests.set(key, state);
+  }
+  return state;
 }
 
 function guardedCall(
   binding: RequestBinding,
-  { query, arity, call, laneOf }: MethodSpec,
+  spec: MethodSpec,
   args: unknown[],
   timeoutMs: number,
   graceMs: number,
 ): Promise<unknown> {
   const requestSignal = binding.signal;
-  const lane = laneOf(args);
-  const deadlineKey = requestSignal ?? binding;
-  let deadline = requestDeadlines.get(deadlineKey);
-  if (deadline === undefined) {
-    deadline = performance.now() + timeoutMs + graceMs;
-    requestDeadlines.set(deadlineKey, deadline);
-  }
-  const until = deadline;
-  const left = until - performance.now();
-  if (left <= 0) return Promise.reject(new DatabaseTimeoutError(query, timeoutMs));
-  if (requestSignal?.aborted) return Promise.reject(new RequestAbandonedError(query));
-  let inFlight = binding.inFlight;
+  const lane = spec.laneOf(args);
+  const state = requestState(binding, timeoutMs, graceMs);
+  const left = state.deadline - performance.now();
+  if (left <= 0) return Promise.reject(new DatabaseTimeoutError(spec.query, timeoutMs));
+  if (requestSignal?.aborted) return Promise.reject(new RequestAbandonedError(spec.query));
+  let inFlight = state.inFlight;
   if (!inFlight) {
-    const calls = (inFlight = binding.inFlight = new Set());
-    requestSignal?.addEventListener('abort', () => calls.forEach((leave) => leave()), { once: true });
+    const calls = (inFlight = state.inFlight = new Set());
+    requestSignal?.addEventListener('abort', () => calls.forEach((call) => call.leave()), { once: true });
   }
-  const controller = new AbortController();
-  const { signal } = controller;
-  const running = inFlight;
-  return new Promise((resolve, reject) => {
-    // One timer at a time: the request's deadline while queued, then the nearer of it and the call's.
-    let timer: NodeJS.Timeout | undefined;
-    const settle = () => {
-      clearTimeout(timer);
-      running.delete(leave);
-    };
-    // The caller is answered at once; the driver lets go of the slot when it sees the abort.
-    const stop = (reason: Error) => {
-      settle();
-      controller.abort(reason);
-      reject(reason);
-    };
-    const leave = () => stop(new RequestAbandonedError(query));
-    const expire = () => stop(new DatabaseTimeoutError(query, timeoutMs));
-    running.add(leave);
-    lane
-      .run(
-        () => {
-          clearTimeout(timer);
-          timer = setTimeout(expire, Math.min(timeoutMs, until - performance.now()));
-          const positional = args.slice(0, arity);
-          positional.length = arity;
-          return call(...positional, { signal } satisfies CallOptions);
-        },
-        { signal, request: requestSignal },
-      )
-      .then(
-        (value) => {
-          settle();
-          resolve(value);
-        },
-        (error: unknown) => {
-          settle();
-          reject(error as Error);
-        },
-      );
-    // Admitted in this turn unless the lane queued it: the wait is bounded by the deadline.
-    timer ??= setTimeout(expire, left);
-  });
+  const call = new GuardedCall(spec.query, timeoutMs, inFlight);
+  const { signal } = call.controller;
+  lane
+    .run(
+      () => {
+        call.admitted(state.deadline);
+        const positional = args.slice(0, spec.arity);
+        positional.length = spec.arity;
+        return spec.call(...positional, { signal } satisfies CallOptions);
+      },
+      { signal, request: requestSignal },
+    )
+    .then(
+      (value) => call.resolve(value),
+      (error: unknown) => call.reject(error),
+    );
+  // Queued (not admitted in this turn): the wait is bounded by the request's deadline.
+  call.waiting(state.deadline);
+  return call.promise;
+}
+
+/**
+ * One call in flight: answered when the driver answers, or at once when it expires (the request's
+ * deadline while queued, then the nearer of it and `timeoutMs`) or its request is abandoned; the
+ * driver lets go of the lane's slot when it sees the abort.
+ */
+class GuardedCall implements Expiring {
+  readonly controller = new AbortController();
+  readonly promise: Promise<unknown>;
+  expiresAt = Infinity;
+  previous: Expiring | undefined = undefined;
+  next: Expiring | undefined = undefined;
+  listed = false;
+  private answer!: (value: unknown) => void;
+  private fail!: (error: Error) => void;
+
+  constructor(
+    private readonly query: string,
+    private readonly timeoutMs: number,
+    private readonly inFlight: Set<GuardedCall>,
+  ) {
+    this.promise = new Promise((resolve, reject) => {
+      this.answer = resolve;
+      this.fail = reject;
+    });
+    inFlight.add(this);
+  }
+
+  /** Its turn in the lane came: from now it has `timeoutMs`, within the request's deadline. */
+  admitted(requestDeadline: number): void {
+    expiries.remove(this);
+    this.expiresAt = Math.min(performance.now() + this.timeoutMs, requestDeadline);
+    expiries.add(this);
+  }
+
+  /** Still in the lane's queue after the call was made (neither admitted nor settled). */
+  waiting(requestDeadline: number): void {
+    if (this.expiresAt !== Infinity || !this.inFlight.has(this)) return;
+    this.expiresAt = requestDeadline;
+    expiries.add(this);
+  }
+
+  resolve(value: unknown): void {
+    this.settle();
+    this.answer(value);
+  }
+
+  reject(error: unknown): void {
+    this.settle();
+    this.fail(error as Error);
+  }
+
+  expire(): void {
+    this.stop(new DatabaseTimeoutError(this.query, this.timeoutMs));
+  }
+
+  leave(): void {
+    this.stop(new RequestAbandonedError(this.query));
+  }
+
+  private settle(): void {
+    expiries.remove(this);
+    this.inFlight.delete(this);
+  }
+
+  /** The caller is answered at once; the driver lets go of the slot when it sees the abort. */
+  private stop(reason: Error): void {
+    this.settle();
+    this.controller.abort(reason);
+    this.fail(reason);
+  }
 }
