@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,8 +11,9 @@ import { loadText, peakRssMb, resetPeakRss, rssMb } from './proc';
 import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './servers';
 
 /**
- * Issue 36, rows 1, 2, 3 and 8, at the sizes the held-out run used, on two production-mode
- * instances sharing one Redis (the bench's embedded database, 2,000 products and orders):
+ * Issue 36, rows 1–4 and 8, at the sizes the held-out run used, on two instances of the production
+ * bundle (`npm run build`, `NODE_ENV=production`) sharing one Redis, on the bench's embedded
+ * database (2,000 products and orders):
  *
  *   node --import tsx bench/hostile-streams.ts [--only 1|2|3|4|8]
  *
@@ -238,6 +240,10 @@ async function rowEight(servers: ServerProcess[]) {
   for (const controller of streams) controller.abort();
 }
 
+// The production bundle (`npm run build`, run by `npm run start:production`), built for this run.
+const BUNDLE = path.join(process.cwd(), 'dist', 'start.js');
+execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+
 const db = await openBenchDatabase({
   spec: { seed: 36, products: 2_000, orders: 2_000 },
   dbName: 'storefront_hostile_streams',
@@ -258,6 +264,7 @@ try {
           METRICS_TOKEN,
         },
         logDir: path.join(DATA_DIR, `streams-${name}`),
+        entry: [BUNDLE],
         extraEnv: {
           REDIS_URL: redis.url,
           // Production's cap per address (the bench's servers lift it for their one load generator).

@@ -145,6 +145,8 @@ export async function startServerProcess(
     startTimeoutMs?: number;
     /** Settings of this run only (bench/attacks.ts: a short cache TTL), applied last. */
     extraEnv?: Record<string, string>;
+    /** What node runs instead of the server's entry under tsx (e.g. the production bundle). */
+    entry?: string[];
   },
 ): Promise<ServerProcess> {
   const port = await freeLoopbackPort();
@@ -160,7 +162,7 @@ export async function startServerProcess(
   const ownFlags = id.startsWith('ours') || id === 'lever-proto' ? SERVER_NODE_FLAGS : [];
   const child = spawn(
     process.execPath,
-    [...ownFlags, ...(options.nodeFlags ?? []), '--import', 'tsx', ...ENTRY[id]],
+    [...ownFlags, ...(options.nodeFlags ?? []), ...(options.entry ?? ['--import', 'tsx', ...ENTRY[id]])],
     {
       cwd: checkoutOf(id),
       env: {
