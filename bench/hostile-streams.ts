@@ -150,11 +150,14 @@ async function rowTwo([a]: ServerProcess[]) {
 async function rowThree([a]: ServerProcess[]) {
   const pages = () =>
     Promise.all(Array.from({ length: 7 }, (_, n) => timed(`${a!.origin}/api/v1/products?page=${n + 1}`)));
-  await pages();
+  const quiet = await pages();
   const sockets = await Promise.all(Array.from({ length: 5 }, () => pipeline(a!, 50_000)));
   const times = await pages();
   for (const socket of sockets) socket.destroy();
-  log(`row 3: 5 sockets × 50,000 pipelined GET /healthz; 7 REST pages beside them: ${times.join(', ')}`);
+  log(
+    `row 3: 5 sockets × 50,000 pipelined GET /healthz; 7 REST pages beside them: ${times.join(', ')} ` +
+      `(without them: ${quiet.join(', ')})`,
+  );
 }
 
 /** A raw stream from `localAddress`: resolves with its status once the head arrives (0: closed first). */

@@ -78,4 +78,36 @@ describe('connection caps', () => {
     expect(metrics).toMatch(/bounded_refusals_total\{reason="connections-per-address"\} 30\b/);
     expect(metrics).toMatch(/bounded_refusals_total\{reason="connections-per-server"\} [1-9]/);
   });
+
+  it('close every answered connection once the server holds 90 % of its cap (row 4 of issue 36)', async () => {
+    const keptAlive = () =>
+      new Promise<{ connection: string; closed: boolean }>((resolve) => {
+        const socket = net.connect({ port: Number(new URL(server.url).port), host: '127.0.0.1' });
+        let head = '';
+        socket.on('error', () => undefined);
+        socket.on('data', (chunk: Buffer) => {
+          head += chunk.toString('latin1');
+          if (!head.includes('\r\n\r\n')) return;
+          const connection = /\r\nconnection: ([^\r]+)/i.exec(head)?.[1] ?? '';
+          // Closed by the server, or still open a moment after the answer.
+          setTimeout(() => {
+            resolve({
+              connection: connection.toLowerCase(),
+              closed: socket.destroyed || socket.readableEnded,
+            });
+            socket.destroy();
+          }, 200);
+        });
+        socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      });
+    expect(await keptAlive()).toEqual({ connection: 'keep-alive', closed: false });
+    // 54 of 60 open (20 + 20 + 13 idle, and this one): every answer now closes its connection.
+    await idleConnections('127.0.0.7', 20);
+    await idleConnections('127.0.0.8', 20);
+    await idleConnections('127.0.0.9', 13);
+    expect(await keptAlive()).toEqual({ connection: 'close', closed: true });
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await sleep(300);
+    expect(await keptAlive()).toEqual({ connection: 'keep-alive', closed: false });
+  });
 });
