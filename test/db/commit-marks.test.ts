@@ -22,6 +22,7 @@ const table = `commit_marks_${process.pid}`;
 beforeAll(async () => {
   database = await openTestDatabase('commit_marks');
   pool = new pg.Pool({ connectionString: database.postgresUrl, max: 4 });
+  pool.on('error', () => undefined);
   await pool.query(`CREATE TABLE ${table} (n int)`);
   await ensureResyncTable(pool);
 });

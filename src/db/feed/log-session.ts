@@ -121,6 +121,8 @@ export async function openLogSession(
     replication: 'database',
     application_name: slot.applicationName,
   } as pg.ClientConfig);
+  // Failures reach onClose (the connection's end) or the calls that met them: never uncaught.
+  client.on('error', () => undefined);
   await client.connect();
   const decoder = new PgoutputPlugin({ protoVersion: 1, publicationNames: [slot.publication] });
   // pg's Client hides the protocol connection; replication needs its copy stream.
@@ -205,7 +207,6 @@ export async function openLogSession(
       }
     }
   });
-  client.on('error', () => undefined);
   client.on('end', () => {
     if (!closed) handlers.onClose(new Error('the replication connection closed'));
     closed = true;

@@ -83,6 +83,9 @@ export function lastingSlotName(dbName: string): string {
 export async function openLogSource(options: LogSourceOptions): Promise<LogSource> {
   const pool = new pg.Pool({ connectionString: options.postgresUrl, max: 2 });
   pool.on('error', () => undefined);
+  // A connection cut in a query (PostgreSQL restarted) may report it twice: once to the query,
+  // once more after pg-pool has taken its own listener off, uncaught. The query's error is enough.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const catalog = createLogCatalog(pool, options.dbName, options.collections);
   await ensurePublication(pool);
   await ensureResyncTable(pool);
