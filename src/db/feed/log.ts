@@ -216,7 +216,9 @@ async function ensurePublication(pool: pg.Pool): Promise<void> {
   await pool
     .query(`CREATE PUBLICATION ${LOG_PUBLICATION} FOR TABLES IN SCHEMA documentdb_data`)
     .catch((error: { code?: string }) => {
-      if (error.code !== '42710') throw error; // another instance made it meanwhile
+      // Another instance made it meanwhile: "already exists", or, when both inserted at once, the
+      // catalogue's unique index.
+      if (error.code !== '42710' && error.code !== '23505') throw error;
     });
 }
 
