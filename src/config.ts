@@ -156,6 +156,41 @@ function parseAlgorithms(
   return names as JwtAlgorithm[];
 }
 
+/** A comma-separated setting's entries. */
+const listOf = (text: string | undefined) =>
+  (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+
+/** Settings that must agree with each other, or with NODE_ENV. */
+function disagreements(values: EnvValues): string[] {
+  const found: string[] = [];
+  if (values.MAX_RESPONSE_BYTES_IN_FLIGHT < values.MAX_RESPONSE_BYTES) {
+    found.push('MAX_RESPONSE_BYTES_IN_FLIGHT: must be at least MAX_RESPONSE_BYTES (one answer must fit)');
+  }
+  if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
+    found.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
+  }
+  if (values.NODE_ENV === 'production' && !values.MONGODB_URI) {
+    found.push('MONGODB_URI: required when NODE_ENV=production (the embedded database is for development)');
+  }
+  if (values.NODE_ENV === 'production' && values.LOG_FORMAT === 'pretty') {
+    found.push('LOG_FORMAT: pretty is for development; production writes JSON lines');
+  }
+  if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
+    found.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
+  }
+  if (values.NODE_ENV === 'production' && !values.PUBLIC_BASE_URL) {
+    // Without it, pagination links would be built from whatever Host header a client sends.
+    found.push('PUBLIC_BASE_URL: required when NODE_ENV=production (e.g. https://shop.example.com)');
+  }
+  if (values.PERSISTED_OPERATIONS === 'trusted-only' && !values.PERSISTED_OPERATIONS_MANIFEST) {
+    found.push('PERSISTED_OPERATIONS_MANIFEST: required when PERSISTED_OPERATIONS=trusted-only');
+  }
+  return found;
+}
+
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   cwd = process.cwd(),
@@ -181,40 +216,14 @@ export function loadConfig(
       problems.push('JWT_ALGORITHMS: HS* algorithms need JWT_SECRET, not JWT_JWKS_URL');
     }
   }
-  if (values.MAX_RESPONSE_BYTES_IN_FLIGHT < values.MAX_RESPONSE_BYTES) {
-    problems.push('MAX_RESPONSE_BYTES_IN_FLIGHT: must be at least MAX_RESPONSE_BYTES (one answer must fit)');
-  }
-  if (values.JWT_SECRET !== undefined && values.JWT_JWKS_URL !== undefined) {
-    problems.push('JWT_SECRET and JWT_JWKS_URL: set one of them, not both');
-  }
-  if (values.NODE_ENV === 'production' && !values.MONGODB_URI) {
-    problems.push(
-      'MONGODB_URI: required when NODE_ENV=production (the embedded database is for development)',
-    );
-  }
-  if (values.NODE_ENV === 'production' && values.LOG_FORMAT === 'pretty') {
-    problems.push('LOG_FORMAT: pretty is for development; production writes JSON lines');
-  }
-  if (values.NODE_ENV === 'production' && !values.JWT_SECRET && !values.JWT_JWKS_URL) {
-    problems.push('JWT_SECRET or JWT_JWKS_URL: one is required when NODE_ENV=production');
-  }
-  if (values.NODE_ENV === 'production' && !values.PUBLIC_BASE_URL) {
-    // Without it, pagination links would be built from whatever Host header a client sends.
-    problems.push('PUBLIC_BASE_URL: required when NODE_ENV=production (e.g. https://shop.example.com)');
-  }
-  const corsOrigins = (values.CORS_ORIGINS ?? '')
-    .split(',')
-    .map((origin) => origin.trim())
-    .filter(Boolean);
+  problems.push(...disagreements(values));
+  const corsOrigins = listOf(values.CORS_ORIGINS);
   for (const origin of corsOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
       problems.push(`CORS_ORIGINS: "${origin}" must be an origin like https://shop.example.com`);
     }
   }
-  const trustedProxies = (values.TRUSTED_PROXIES ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
+  const trustedProxies = listOf(values.TRUSTED_PROXIES);
   for (const entry of trustedProxies) {
     try {
       proxyaddr.compile(entry);
@@ -223,9 +232,6 @@ export function loadConfig(
         `TRUSTED_PROXIES: "${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`,
       );
     }
-  }
-  if (values.PERSISTED_OPERATIONS === 'trusted-only' && !values.PERSISTED_OPERATIONS_MANIFEST) {
-    problems.push('PERSISTED_OPERATIONS_MANIFEST: required when PERSISTED_OPERATIONS=trusted-only');
   }
   const production = values.NODE_ENV === 'production';
   const connectionCaps = {
