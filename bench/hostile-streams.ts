@@ -16,7 +16,7 @@ import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './serv
  * bundle (`npm run build`, `NODE_ENV=production`) sharing one Redis, on the bench's embedded
  * database (2,000 products and orders):
  *
- *   node --import tsx bench/hostile-streams.ts [--only 1,2,3,4,8]
+ *   node --import tsx bench/hostile-streams.ts [--only 1,2,3,4,8] [--profile DIR]
  *
  * Row 1: 1,000 customers each send one batch of 10 subscriptions with `Accept: application/json`,
  * then the live-stream gauge and a new customer's stream. Row 2: 10 sockets with one customer's
@@ -25,10 +25,13 @@ import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './serv
  * 50,000 pipelined `GET /healthz`, beside 7 REST pages. Row 4: 10,200 streams (1,020 customers
  * from 51 loopback addresses) on one instance, beside 20 REST pages. Row 8: one token's streams on
  * both instances. Only the rate limits are lifted (one load generator); every other limit is
- * production's default.
+ * production's default. `--profile DIR` writes instance a's CPU profile there (read it with
+ * bench/profile-summary.ts --from/--to).
  */
 
-const { values: args } = parseArgs({ options: { only: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { only: { type: 'string' }, profile: { type: 'string' } },
+});
 const runs = (row: string) => args.only === undefined || args.only.split(',').includes(row);
 const log = (line: string) => console.log(line);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -287,8 +290,8 @@ try {
         },
         logDir: path.join(DATA_DIR, `streams-${name}`),
         entry: [BUNDLE],
-        ...(name === 'a' && process.env.PROF
-          ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir=/tmp/prof2'] }
+        ...(name === 'a' && args.profile
+          ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] }
           : {}),
         extraEnv: {
           REDIS_URL: redis.url,
