@@ -14,9 +14,16 @@ const RECONCILE_SHARE = 400;
  */
 const SLOW_COUNT_MS = 50;
 
-/** How long after a count of `durationMs` the next one comes. */
-function reconcileInterval(reconcileMs: number, durationMs: number): number {
-  return durationMs < SLOW_COUNT_MS ? reconcileMs : Math.max(reconcileMs, durationMs * RECONCILE_SHARE);
+/**
+ * How long after a count of `durationMs` the next one comes, at most twice the last interval: one
+ * count slowed by a loaded machine (a small collection's took 50 ms at load 9) stretched 1 s to 20 s
+ * at once, and a deletion then waited that long; a collection that is slow to count gets there in
+ * a few counts.
+ */
+function reconcileInterval(reconcileMs: number, durationMs: number, lastMs: number): number {
+  const share =
+    durationMs < SLOW_COUNT_MS ? reconcileMs : Math.max(reconcileMs, durationMs * RECONCILE_SHARE);
+  return Math.min(share, 2 * lastMs);
 }
 
 export interface DeletionCountOptions {
@@ -39,7 +46,9 @@ export async function countForDeletions(collection: Collection<Document>, option
   const { reconcileMs, reportsDeletions, reads, onUnseenChanges } = options;
   const countStarted = Date.now();
   let count = reportsDeletions ? await collection.countDocuments({}, reads) : 0;
-  let every = reportsDeletions ? reconcileInterval(reconcileMs, Date.now() - countStarted) : Infinity;
+  let every = reportsDeletions
+    ? reconcileInterval(reconcileMs, Date.now() - countStarted, reconcileMs)
+    : Infinity;
   let inserted = new Set<string>();
   let reconciledAt = Date.now();
   return {
@@ -52,7 +61,7 @@ export async function countForDeletions(collection: Collection<Document>, option
       if (Date.now() - reconciledAt < every) return;
       const started = Date.now();
       const now = await collection.countDocuments({}, reads);
-      every = reconcileInterval(reconcileMs, Date.now() - started);
+      every = reconcileInterval(reconcileMs, Date.now() - started, every);
       const expected = count + inserted.size;
       count = now;
       inserted = new Set();
