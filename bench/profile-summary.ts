@@ -57,7 +57,10 @@ function shortUrl(url: string): string {
   const modules = file.lastIndexOf('node_modules/');
   if (modules >= 0) return file.slice(modules + 'node_modules/'.length);
   const relative = path.relative(process.cwd(), file);
-  return relative.startsWith('..') ? file : relative;
+  if (!relative.startsWith('..')) return relative;
+  // Another checkout's (ours-before's) sources, by their path in it.
+  const source = /\/((?:src|bench|seed)\/.*)$/.exec(file);
+  return source ? source[1]! : file;
 }
 
 /** src/…, a package name (scoped or not), node:internal, or (native/GC/idle/program). */
