@@ -11,7 +11,7 @@ import { shuttingDown } from './errors';
 import type { EmbeddedDatabase } from './engine';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/catalog/product-search';
-import { useApiDocs } from './docs/use-api-docs';
+import { apiDocsEdge } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { answerClientErrors, guardRequests, NODE_SERVER_OPTIONS } from './http/node-guards';
 import { oneRequestPerConnection } from './http/one-request-per-connection';
@@ -193,8 +193,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       keptTotals: { totals, beforeImages },
       logEvents,
       liveOrders,
-      plugins: [
-        useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
+      edges: [
+        apiDocsEdge({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
       ],
       bodiesLimitedUpstream: true,
       connectionRefusals: () => ({ ...caps.refused(), 'pipelined-requests': pipelineOverflows }),
