@@ -6,10 +6,10 @@
  * plugins) → request (context, auth, catalog input rules) → data (db/, store/) → helpers.
  * An import may point down or stay in its own folder; never up, never in a circle. The embedded
  * database (src/engine/) is a wing apart: it imports nothing of the gateway, and only the process
- * entry (src/server.ts) and scripts/ import it, through its index.
+ * entry (src/server.ts, src/server-embedded.ts) and scripts/ import it, through its index.
  */
 const layer = {
-  process: '^src/(main|server|start-failure)[.]ts$',
+  process: '^src/(main|server|server-embedded|start-failure)[.]ts$',
   app: '^src/app[.]ts$',
   adapters:
     '^src/(rest|schema|docs)/|^src/(graphql-limits|graphql-response-cache|graphiql|graphql-subscription-root)[.]ts$',
@@ -17,7 +17,7 @@ const layer = {
   request: '^src/(context[.]ts$|auth/|catalog/)',
   data: '^src/(db|store)/',
   helpers:
-    '^src/(errors|config|config-env|logger|bounded-cache|single-flight|graphql-cost|graphql-nesting)[.]ts$|^src/format/',
+    '^src/(errors|config|config-env|logger|bounded-cache|single-flight|graphql-cost|graphql-cost-arguments|graphql-nesting)[.]ts$|^src/format/',
 };
 const order = ['process', 'app', 'adapters', 'plugins', 'request', 'data', 'helpers'];
 
@@ -68,7 +68,7 @@ module.exports = {
     {
       name: 'engine-only-where-the-process-starts',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/engine/', '^src/server[.]ts$'] },
+      from: { path: '^src/', pathNot: ['^src/engine/', '^src/server(-embedded)?[.]ts$'] },
       to: { path: '^src/engine/' },
     },
     {

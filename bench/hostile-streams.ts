@@ -6,6 +6,7 @@ import { PRODUCTION_CONNECTION_CAPS } from '../src/config-env';
 import { startRedis } from '../test/support/redis';
 import { openBenchDatabase } from './database';
 import { DATA_DIR } from './harness';
+import { percentile } from './median';
 import { loadText, peakRssMb, resetPeakRss, rssMb } from './proc';
 import { BENCH_JWT_SECRET, buildBundles, startServerProcess, type ServerProcess } from './servers';
 
@@ -14,7 +15,7 @@ import { BENCH_JWT_SECRET, buildBundles, startServerProcess, type ServerProcess 
  * bundle (`npm run build`, `NODE_ENV=production`) sharing one Redis, on the bench's embedded
  * database (2,000 products and orders):
  *
- *   node --import tsx bench/hostile-streams.ts [--only 1|2|3|4|8]
+ *   node --import tsx bench/hostile-streams.ts [--only 1,2,3,4,8] [--profile DIR]
  *
  * Row 1: 1,000 customers each send one batch of 10 subscriptions with `Accept: application/json`,
  * then the live-stream gauge and a new customer's stream. Row 2: 10 sockets with one customer's
@@ -23,11 +24,14 @@ import { BENCH_JWT_SECRET, buildBundles, startServerProcess, type ServerProcess 
  * 50,000 pipelined `GET /healthz`, beside 7 REST pages. Row 4: 10,200 streams (1,020 customers
  * from 51 loopback addresses) on one instance, beside 20 REST pages. Row 8: one token's streams on
  * both instances. Only the rate limits are lifted (one load generator); every other limit is
- * production's default.
+ * production's default. `--profile DIR` writes instance a's CPU profile there (read it with
+ * bench/profile-summary.ts --from/--to).
  */
 
-const { values: args } = parseArgs({ options: { only: { type: 'string' } } });
-const runs = (row: string) => args.only === undefined || args.only === row;
+const { values: args } = parseArgs({
+  options: { only: { type: 'string' }, profile: { type: 'string' } },
+});
+const runs = (row: string) => args.only === undefined || args.only.split(',').includes(row);
 const log = (line: string) => console.log(line);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const METRICS_TOKEN = 'bench-metrics-token-of-some-length';
@@ -78,6 +82,15 @@ async function pipeline(server: ServerProcess, count: number, head = ''): Promis
   socket.on('data', () => undefined);
   socket.write(head + HEALTHZ.repeat(count));
   return socket;
+}
+
+/** A page's time in ms; a failure counts as Infinity (it was not answered). */
+async function timedMs(url: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(url, { signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
+  if (response?.status !== 200) return Infinity;
+  await response.arrayBuffer();
+  return performance.now() - started;
 }
 
 async function timed(url: string): Promise<string> {
@@ -146,16 +159,25 @@ async function rowTwo([a]: ServerProcess[]) {
   );
 }
 
+/** Row 3, five times after a warm-up: quiet pages, then the same pages beside the pipeliners. */
 async function rowThree([a]: ServerProcess[]) {
   const pages = () =>
-    Promise.all(Array.from({ length: 7 }, (_, n) => timed(`${a!.origin}/api/v1/products?page=${n + 1}`)));
-  const quiet = await pages();
-  const sockets = await Promise.all(Array.from({ length: 5 }, () => pipeline(a!, 50_000)));
-  const times = await pages();
-  for (const socket of sockets) socket.destroy();
+    Promise.all(Array.from({ length: 7 }, (_, n) => timedMs(`${a!.origin}/api/v1/products?page=${n + 1}`)));
+  await pages();
+  const quiet: number[] = [];
+  const beside: number[] = [];
+  for (let round = 0; round < 5; round += 1) {
+    quiet.push(...(await pages()));
+    const sockets = await Promise.all(Array.from({ length: 5 }, () => pipeline(a!, 50_000)));
+    beside.push(...(await pages()));
+    for (const socket of sockets) socket.destroy();
+    await sleep(500);
+  }
+  const spread = (times: number[]) =>
+    `p50 ${percentile(times, 50).toFixed(0)} ms, p99 ${percentile(times, 99).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms`;
   log(
-    `row 3: 5 sockets × 50,000 pipelined GET /healthz; 7 REST pages beside them: ${times.join(', ')} ` +
-      `(without them: ${quiet.join(', ')})`,
+    `row 3: 5 sockets × 50,000 pipelined GET /healthz, 5 rounds of 7 REST pages beside them: ${spread(beside)} ` +
+      `(the same pages without them: ${spread(quiet)})`,
   );
 }
 
@@ -266,6 +288,9 @@ try {
         },
         logDir: path.join(DATA_DIR, `streams-${name}`),
         entry: bundle,
+        ...(name === 'a' && args.profile
+          ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] }
+          : {}),
         extraEnv: {
           REDIS_URL: redis.url,
           // Production's cap per address (the bench's servers lift it for their one load generator).

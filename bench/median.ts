@@ -20,3 +20,10 @@ export async function medianTime(run: () => Promise<unknown>, samples: number): 
   }
   return median(times);
 }
+
+/** The value at percentile `p` (0–100, nearest rank) of `values`; Infinity counts as the largest. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}

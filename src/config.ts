@@ -205,34 +205,8 @@ export function loadConfig(
   const values = parsed.data;
   const problems: string[] = [];
 
-  const algorithms = parseAlgorithms(
-    values.JWT_ALGORITHMS,
-    values.JWT_SECRET !== undefined,
-    values.JWT_JWKS_URL !== undefined,
-  );
-  if (typeof algorithms === 'string') problems.push(algorithms);
-  else if (values.JWT_SECRET === undefined && values.JWT_JWKS_URL !== undefined) {
-    if (algorithms.some((name) => name.startsWith('HS'))) {
-      problems.push('JWT_ALGORITHMS: HS* algorithms need JWT_SECRET, not JWT_JWKS_URL');
-    }
-  }
+  const { algorithms, corsOrigins, trustedProxies } = checkedLists(values, problems);
   problems.push(...disagreements(values));
-  const corsOrigins = listOf(values.CORS_ORIGINS);
-  for (const origin of corsOrigins) {
-    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
-      problems.push(`CORS_ORIGINS: "${origin}" must be an origin like https://shop.example.com`);
-    }
-  }
-  const trustedProxies = listOf(values.TRUSTED_PROXIES);
-  for (const entry of trustedProxies) {
-    try {
-      proxyaddr.compile(entry);
-    } catch {
-      problems.push(
-        `TRUSTED_PROXIES: "${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`,
-      );
-    }
-  }
   const production = values.NODE_ENV === 'production';
   const connectionCaps = {
     perServer: values.MAX_CONNECTIONS ?? (production ? PRODUCTION_CONNECTION_CAPS.perServer : 0),
@@ -251,35 +225,14 @@ export function loadConfig(
     env: values.NODE_ENV,
     host: values.HOST,
     port: values.PORT,
-    mongo: Object.freeze({
-      uri: values.MONGODB_URI,
-      dbName: values.MONGODB_DB,
-      maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
-      timeoutMs: values.MONGODB_TIMEOUT_MS,
-      admission: Object.freeze({
-        // All lanes full still leave a connection for the readiness ping and the change stream.
-        concurrency: Math.max(
-          1,
-          Math.min(
-            values.MONGODB_MAX_CONCURRENT_QUERIES,
-            Math.floor((values.MONGODB_MAX_POOL_SIZE - 1 - values.MONGODB_MAX_CONCURRENT_WORD_SCANS) / 2),
-          ),
-        ),
-        queue: values.MONGODB_MAX_QUEUED_QUERIES,
-        // Searches of 1–2-character words only (a scan each): their own lane, never wider than the others.
-        wordScans: Math.min(values.MONGODB_MAX_CONCURRENT_WORD_SCANS, values.MONGODB_MAX_CONCURRENT_QUERIES),
-        wordScanShare: values.MONGODB_WORD_SCAN_BUSY_PERCENT / 100,
-      }),
-      monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
-      readPreference: values.MONGODB_READ_PREFERENCE,
-    }),
+    mongo: mongoSettings(values),
     redisUrl: values.REDIS_URL,
     dataDir: path.resolve(cwd, values.DATA_DIR),
     publicBaseUrl: values.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     jwt: Object.freeze({
       secret: values.JWT_SECRET,
       jwksUrl: values.JWT_JWKS_URL,
-      algorithms: algorithms as JwtAlgorithm[],
+      algorithms,
       issuer: values.JWT_ISSUER,
       audience: values.JWT_AUDIENCE,
     }),
@@ -317,14 +270,7 @@ export function loadConfig(
       maxAgeSeconds: values.CACHE_MAX_AGE_S,
       staleWhileRevalidateSeconds: values.CACHE_STALE_WHILE_REVALIDATE_S,
     }),
-    rateLimit: Object.freeze({
-      requestsPerMinute:
-        values.RATE_LIMIT_REQUESTS_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.requestsPerMinute : 0),
-      costPerMinute:
-        values.RATE_LIMIT_COST_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.costPerMinute : 0),
-      failOpen: values.RATE_LIMIT_FAIL_OPEN === 'true',
-      trustedProxies: Object.freeze(trustedProxies) as string[],
-    }),
+    rateLimit: rateLimitSettings(values, production, trustedProxies),
     connectionCaps: Object.freeze(connectionCaps),
     persistedOperations: Object.freeze({
       mode: values.PERSISTED_OPERATIONS,
@@ -364,4 +310,72 @@ function liveOrderLimits(
     maxLifetimeMs: values.LIVE_STREAM_MAX_LIFETIME_S * 1_000,
     maxLagMs: values.LIVE_SUBSCRIBER_MAX_LAG_MS,
   };
+}
+
+/** The settings given as lists, each entry checked (problems are added to `problems`). */
+function checkedLists(values: EnvValues, problems: string[]) {
+  const algorithms = parseAlgorithms(
+    values.JWT_ALGORITHMS,
+    values.JWT_SECRET !== undefined,
+    values.JWT_JWKS_URL !== undefined,
+  );
+  if (typeof algorithms === 'string') problems.push(algorithms);
+  else if (values.JWT_SECRET === undefined && values.JWT_JWKS_URL !== undefined) {
+    if (algorithms.some((name) => name.startsWith('HS'))) {
+      problems.push('JWT_ALGORITHMS: HS* algorithms need JWT_SECRET, not JWT_JWKS_URL');
+    }
+  }
+  const corsOrigins = listOf(values.CORS_ORIGINS);
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      problems.push(`CORS_ORIGINS: "${origin}" must be an origin like https://shop.example.com`);
+    }
+  }
+  const trustedProxies = listOf(values.TRUSTED_PROXIES);
+  for (const entry of trustedProxies) {
+    try {
+      proxyaddr.compile(entry);
+    } catch {
+      problems.push(
+        `TRUSTED_PROXIES: "${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`,
+      );
+    }
+  }
+  return { algorithms: algorithms as JwtAlgorithm[], corsOrigins, trustedProxies };
+}
+
+function mongoSettings(values: EnvValues) {
+  return Object.freeze({
+    uri: values.MONGODB_URI,
+    dbName: values.MONGODB_DB,
+    maxPoolSize: values.MONGODB_MAX_POOL_SIZE,
+    timeoutMs: values.MONGODB_TIMEOUT_MS,
+    admission: Object.freeze({
+      // All lanes full still leave a connection for the readiness ping and the change stream.
+      concurrency: Math.max(
+        1,
+        Math.min(
+          values.MONGODB_MAX_CONCURRENT_QUERIES,
+          Math.floor((values.MONGODB_MAX_POOL_SIZE - 1 - values.MONGODB_MAX_CONCURRENT_WORD_SCANS) / 2),
+        ),
+      ),
+      queue: values.MONGODB_MAX_QUEUED_QUERIES,
+      // Searches of 1–2-character words only (a scan each): their own lane, never wider than the others.
+      wordScans: Math.min(values.MONGODB_MAX_CONCURRENT_WORD_SCANS, values.MONGODB_MAX_CONCURRENT_QUERIES),
+      wordScanShare: values.MONGODB_WORD_SCAN_BUSY_PERCENT / 100,
+    }),
+    monitorCommands: values.MONGODB_MONITOR_COMMANDS === 'true',
+    readPreference: values.MONGODB_READ_PREFERENCE,
+  });
+}
+
+function rateLimitSettings(values: EnvValues, production: boolean, trustedProxies: string[]) {
+  return Object.freeze({
+    requestsPerMinute:
+      values.RATE_LIMIT_REQUESTS_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.requestsPerMinute : 0),
+    costPerMinute:
+      values.RATE_LIMIT_COST_PER_MINUTE ?? (production ? PRODUCTION_RATE_LIMITS.costPerMinute : 0),
+    failOpen: values.RATE_LIMIT_FAIL_OPEN === 'true',
+    trustedProxies: Object.freeze(trustedProxies) as string[],
+  });
 }

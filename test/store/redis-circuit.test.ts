@@ -81,3 +81,33 @@ describe('a Redis that stops answering', () => {
     expect(log.lines.some((line) => line.msg === 'shared store (Redis) answers again')).toBe(true);
   });
 });
+
+describe('a process that holds up its own event loop', () => {
+  /** Five commands sent, then the loop held for 200 ms in the same turn (the check phase). */
+  const heldBurst = () =>
+    new Promise<Promise<string>[]>((resolve) =>
+      setImmediate(() => {
+        const answers = Array.from({ length: 5 }, (_, n) =>
+          server.redis!.client.get(`loop-held-${n}`).then(
+            () => 'answered',
+            (error: Error) => error.message,
+          ),
+        );
+        const until = performance.now() + 200;
+        while (performance.now() < until);
+        resolve(answers);
+      }),
+    );
+
+  it('does not take the timeouts that follow for a Redis that hangs', async () => {
+    const trips = server.redis!.circuitTrips();
+    for (let burst = 0; burst < 2; burst++) {
+      // Redis answers at once, but the answers wait unread while the loop is held; the commands'
+      // 150 ms timers fire first (the next turn runs timers before it polls for I/O).
+      expect(await Promise.all(await heldBurst())).toContain('Command timed out');
+    }
+    // Before: three such timeouts in a row opened the circuit and Redis was skipped for 2 s.
+    expect(server.redis!.circuitTrips()).toBe(trips);
+    expect(server.redis!.isReady()).toBe(true);
+  });
+});
