@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,7 +8,7 @@ import { openBenchDatabase } from './database';
 import { DATA_DIR } from './harness';
 import { percentile } from './median';
 import { loadText, peakRssMb, resetPeakRss, rssMb } from './proc';
-import { BENCH_JWT_SECRET, startServerProcess, type ServerProcess } from './servers';
+import { BENCH_JWT_SECRET, buildBundles, startServerProcess, type ServerProcess } from './servers';
 
 /**
  * Issue 36, rows 1–4 and 8, at the sizes the held-out run used, on two instances of the production
@@ -266,8 +265,7 @@ async function rowEight(servers: ServerProcess[]) {
 }
 
 // The production bundle (`npm run build`, run by `npm run start:production`), built for this run.
-const BUNDLE = path.join(process.cwd(), 'dist', 'start.js');
-execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+const bundle = buildBundles(['ours'], log).get('ours');
 
 const db = await openBenchDatabase({
   spec: { seed: 36, products: 2_000, orders: 2_000 },
@@ -289,7 +287,7 @@ try {
           METRICS_TOKEN,
         },
         logDir: path.join(DATA_DIR, `streams-${name}`),
-        entry: [BUNDLE],
+        entry: bundle,
         ...(name === 'a' && args.profile
           ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] }
           : {}),

@@ -122,7 +122,7 @@ export function serveLeverPrototype(
         specifiedRules,
       }),
       useSchema(schema),
-      useClientErrors({ logger }) as EnvelopPlugin,
+      useClientErrors({ logger }).plugin as EnvelopPlugin,
       useGraphqlLimits({ hideSuggestions: true, isTrusted: () => false }) as EnvelopPlugin,
       useValidationRule(NoSchemaIntrospectionCustomRule),
       metrics.plugin as EnvelopPlugin,

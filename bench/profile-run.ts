@@ -5,9 +5,16 @@ import { DATA_DIR, log, RESULTS_DIR, timestamp } from './harness';
 import { drive, measure } from './measure';
 import { untilFollowing } from './ours-feed';
 import { UsageError, type Options } from './options';
+import { formatGcSummary, readGcSummary } from './gc-trace';
 import { formatProfileSummary, readProfile, summariseProfile } from './profile-summary';
 import type { Scenario } from './scenarios';
-import { SERVER_LABELS, startServers, type ServerProcess, type SharedServerEnv } from './servers';
+import {
+  buildBundles,
+  SERVER_LABELS,
+  startServers,
+  type ServerProcess,
+  type SharedServerEnv,
+} from './servers';
 
 /** `--profile`: one scenario on one server under node --cpu-prof, summarised by self time. */
 
@@ -38,11 +45,15 @@ export async function runProfile(
   // Node writes one profile per thread (tsx's loader hooks run in a worker): a folder per run.
   const profileDir = path.join(DATA_DIR, 'profiles', `${id}-${scenario.id}-${timestamp(new Date())}`);
   await mkdir(profileDir, { recursive: true });
+  // Built before the clock starts: the profile's window is counted from the spawn.
+  const entries = buildBundles([id], log);
   const spawnedAt = performance.now();
   const servers = await startServers([id], {
+    entries,
     env,
     logDir: path.join(DATA_DIR, 'logs'),
-    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+    // --trace-gc: the collections' lines go to the server's log, read below for the measured run.
+    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--trace-gc'],
     log,
   });
   const server = servers.get(id) as ServerProcess;
@@ -64,6 +75,7 @@ export async function runProfile(
   const file = await mainThreadProfile(profileDir);
   // Only the measured run: start-up (tsx compiling, schema building) and warm-up are left out.
   const summary = summariseProfile(await readProfile(file), 15, window);
+  const gc = formatGcSummary(await readGcSummary(server.logFile, window), responses);
   const text = [
     `## CPU profile: ${SERVER_LABELS[id]}, ${scenario.title}`,
     '',
@@ -72,6 +84,8 @@ export async function runProfile(
       `${options.connections} connections, after ${options.warmup} s of warm-up.`,
     '',
     formatProfileSummary(summary, 12, responses),
+    '',
+    gc,
   ].join('\n');
   console.log(text);
   await mkdir(RESULTS_DIR, { recursive: true });

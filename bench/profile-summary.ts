@@ -1,6 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { SourceMap } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 /**
@@ -55,7 +57,10 @@ function shortUrl(url: string): string {
   const modules = file.lastIndexOf('node_modules/');
   if (modules >= 0) return file.slice(modules + 'node_modules/'.length);
   const relative = path.relative(process.cwd(), file);
-  return relative.startsWith('..') ? file : relative;
+  if (!relative.startsWith('..')) return relative;
+  // Another checkout's (ours-before's) sources, by their path in it.
+  const source = /\/((?:src|bench|seed)\/.*)$/.exec(file);
+  return source ? source[1]! : file;
 }
 
 /** src/…, a package name (scoped or not), node:internal, or (native/GC/idle/program). */
@@ -70,6 +75,26 @@ function originOf(frame: CallFrame): string {
   }
   const top = short.split('/')[0] ?? short;
   return ['src', 'bench', 'seed'].includes(top) ? `${top}/` : short;
+}
+
+const sourceMaps = new Map<string, SourceMap | undefined>();
+
+/**
+ * A bundled function (the bench runs every server from an esbuild bundle, with a `.map` beside
+ * it) as the source file it came from, so that src/ is still src/; any other frame as it is.
+ */
+function sourceFrame(frame: CallFrame): CallFrame {
+  if (!frame.url.startsWith('file://') || frame.url.includes('node_modules/')) return frame;
+  let map = sourceMaps.get(frame.url);
+  if (!sourceMaps.has(frame.url)) {
+    const file = `${fileURLToPath(frame.url)}.map`;
+    map = existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8'))) : undefined;
+    sourceMaps.set(frame.url, map);
+  }
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber);
+  if (!entry || !('originalSource' in entry)) return frame;
+  const source = path.resolve(path.dirname(fileURLToPath(frame.url)), entry.originalSource);
+  return { ...frame, url: pathToFileURL(source).href, lineNumber: entry.originalLine };
 }
 
 /** A time window in ms from the start of the profile (e.g. the measured run, without start-up). */
@@ -94,8 +119,9 @@ export function summariseProfile(profile: CpuProfile, topCount = 15, window?: Pr
   const origins = new Map<string, number>();
   let idleUs = 0;
   for (const [id, us] of selfUs) {
-    const frame = byId.get(id)?.callFrame;
-    if (!frame) continue;
+    const bundled = byId.get(id)?.callFrame;
+    if (!bundled) continue;
+    const frame = sourceFrame(bundled);
     if (frame.functionName === '(idle)') idleUs += us;
     const name = frame.functionName || '(anonymous)';
     const where = frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : '';

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,6 +57,7 @@ const EXTRA_ENV: Partial<Record<ServerId, Record<string, string>>> = {
   'ours-cached': { RESPONSE_CACHE_TTL_MS: '3600000', ...UNREACHED_LIMITS },
 };
 
+/** Each server's source entry (and arguments): what other benches run under tsx, and what buildBundles bundles. */
 const ENTRY: Record<ServerId, string[]> = {
   baseline: ['bench/baseline.ts'],
   ours: ['bench/ours.ts'],
@@ -70,6 +71,63 @@ const ENTRY: Record<ServerId, string[]> = {
   'yoga-jit': ['bench/peers/yoga.ts'],
   'ours-before': ['bench/ours.ts'],
 };
+
+/**
+ * What `npm run bench` runs: every server from an esbuild bundle made with the production build's
+ * own settings (package.json `scripts.build`), not module by module under tsx, whose `keepNames`
+ * sets a name on every named closure made at run time (`__name`, a `defineProperty`: ~12 µs a
+ * request in ours, ~3 in yoga-jit, which runs our context and resolvers).
+ * - `ours` and its variants: the production bundle itself, `dist/start.js` of their checkout
+ *   (`npm run build`, what `npm run start:production` runs), built now in that checkout.
+ * - the peers and the baseline: their entry bundled with the same flags into `dist/bench/`.
+ * Both builds add `--sourcemap` (a `.map` beside each file and one comment line, nothing that
+ * runs) so that `--profile` can name the source files of the bundle's functions.
+ * Returns each server's entry (what node runs, relative to its checkout).
+ */
+export function buildBundles(ids: readonly ServerId[], log: (line: string) => void): Map<ServerId, string[]> {
+  const entries = new Map<ServerId, string[]>();
+  const built = new Set<string>();
+  const peers = ids.filter((id) => !id.startsWith('ours'));
+  for (const id of ids) {
+    if (!id.startsWith('ours')) continue;
+    const checkout = checkoutOf(id);
+    if (!built.has(checkout)) {
+      execFileSync('npm', ['run', '-s', 'build', '--', '--sourcemap'], { cwd: checkout, stdio: 'inherit' });
+      built.add(checkout);
+      log(`production bundle built in ${path.relative(process.cwd(), checkout) || '.'}/dist`);
+    }
+    entries.set(id, [PRODUCTION_BUNDLE]);
+  }
+  if (peers.length > 0) {
+    const scripts = [...new Set(peers.map((id) => ENTRY[id][0] as string))];
+    const [esbuild, , ...flags] = buildScript().split(' ');
+    const settings = flags.map((flag) => (flag.startsWith('--outdir=') ? `--outdir=${PEER_BUNDLES}` : flag));
+    const bin = path.join('node_modules', '.bin', esbuild as string);
+    execFileSync(bin, [...scripts, ...settings, '--outbase=bench', '--sourcemap'], { stdio: 'inherit' });
+    for (const id of peers) {
+      const [script, ...args] = ENTRY[id];
+      const bundled = path.join(
+        PEER_BUNDLES,
+        path.relative('bench', script as string).replace(/\.ts$/, '.js'),
+      );
+      entries.set(id, [bundled, ...args]);
+    }
+    log(`peers bundled with the production build's settings into ${PEER_BUNDLES}/`);
+  }
+  return entries;
+}
+
+/** `npm run build`'s output: what `npm run start:production` runs. */
+export const PRODUCTION_BUNDLE = path.join('dist', 'start.js');
+const PEER_BUNDLES = path.join('dist', 'bench');
+
+/** package.json's build command: `esbuild <entry> <flags…>`, the one declaration of the settings. */
+function buildScript(): string {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { build: string } };
+  if (!pkg.scripts.build.startsWith('esbuild '))
+    throw new Error('package.json build is not an esbuild command');
+  return pkg.scripts.build;
+}
 
 /**
  * `ours-before` is `ours` from another checkout (BENCH_BEFORE_DIR, with its own node_modules),
@@ -211,17 +269,28 @@ export async function startServerProcess(
   return { id, pid: child.pid ?? -1, port, origin, logFile, stop };
 }
 
-/** Starts several servers at once; if one fails, stops the others and throws its error. */
+/**
+ * Starts several servers at once, each from its bundle (buildBundles, built first); if one fails,
+ * stops the others and throws its error.
+ */
 export async function startServers(
   ids: ServerId[],
-  options: { env: SharedServerEnv; logDir: string; nodeFlags?: string[]; log: (line: string) => void },
+  options: {
+    env: SharedServerEnv;
+    logDir: string;
+    nodeFlags?: string[];
+    log: (line: string) => void;
+    /** Bundles built already (buildBundles); default: built now. */
+    entries?: Map<ServerId, string[]>;
+  },
 ): Promise<Map<ServerId, ServerProcess>> {
   const { env, logDir, nodeFlags = [], log } = options;
   const servers = new Map<ServerId, ServerProcess>();
+  const entries = options.entries ?? buildBundles(ids, log);
   const started = performance.now();
   // In parallel: start-up is not measured, and one at a time takes half a minute on two cores.
   const results = await Promise.allSettled(
-    ids.map((id) => startServerProcess(id, { env, logDir, nodeFlags })),
+    ids.map((id) => startServerProcess(id, { env, logDir, nodeFlags, entry: entries.get(id) })),
   );
   for (const result of results) if (result.status === 'fulfilled') servers.set(result.value.id, result.value);
   const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');

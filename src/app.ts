@@ -8,12 +8,11 @@ import type { ViewerResolver } from './auth/tokens';
 import type { ChangeFeed } from './db/change-feed';
 import type { Config } from './config';
 import { createContext, isRestExecution, type AppContext } from './context';
-import { DatabaseBusyError } from './db/guards/admission';
 import { createQueryLanes } from './db/guards/query-lanes';
 import type { LiveOrders } from './db/orders/live-orders';
 import { createLiveStreams } from './limits/live-streams';
 import { createFleetSlots } from './limits/live-fleet-slots';
-import { guardRepository, RequestAbandonedError } from './db/guards/deadline';
+import { guardRepository, isAdmissionOutcome } from './db/guards/deadline';
 import { isDatabaseUnavailable, pingDatabase, type Database } from './db/mongo';
 import { createOrderRepository } from './db/orders/order-repository';
 import type { IndexEvent } from './db/guards/index-keeper';
@@ -24,22 +23,23 @@ import { createTotalCache, type TotalCache } from './db/catalog/total-cache';
 import { followTotals } from './db/derived/total-moves';
 import type { BeforeImages } from './db/derived/search-state';
 import { asUnexpected, serviceUnavailable } from './errors';
-import { GRAPHIQL_DEFAULT_QUERY } from './graphiql';
+import { GRAPHIQL_SITE } from './graphiql';
 import { GRAPHQL_LIMITS, useGraphqlLimits } from './graphql-limits';
 import { graphqlResponseCachePlugins } from './graphql-response-cache';
-import { useCompression } from './http/use-compression';
-import { useGraphiql } from './http/use-graphiql';
+import { compressionEdge } from './http/use-compression';
+import { graphiqlEdge } from './http/use-graphiql';
 import { useClientErrors } from './http/use-client-errors';
-import { useHealth } from './http/use-health';
-import { useHttpGuards } from './http/use-http-guards';
-import { useMetricsAccess } from './http/use-metrics-access';
+import { healthEdge } from './http/use-health';
+import { httpGuardsEdge } from './http/use-http-guards';
+import { metricsAccessEdge, metricsServed } from './http/use-metrics-access';
 import type { LogEvents } from './db/feed/open-feeds';
 import { cacheScopeOf } from './db/derived/cache-scope';
-import { useNotFound } from './http/use-not-found';
-import { useRequestLog } from './http/use-request-log';
+import { notFoundEdge } from './http/use-not-found';
+import { requestLogEdge } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
+import { useRouter, type Edge } from './http/router';
 import { createRouteLabel, type RouteLabel } from './http/routes';
-import { useStartPage } from './http/use-start-page';
+import { startPageEdge } from './http/use-start-page';
 import { createClientKey } from './limits/client-key';
 import { createClientLimiter } from './limits/limiter';
 import { RATE_LIMIT_HEADER_NAMES } from './limits/responses';
@@ -83,7 +83,9 @@ export interface AppDependencies {
   keptTotals?: { totals: TotalCache; beforeImages?: BeforeImages };
   /** What the log's slot went through, where the feed reads the engine's log (src/db/feed/open-feeds.ts). */
   logEvents?: LogEvents;
-  /** Extra plugins that answer before the APIs, after the rate limits (e.g. the API docs). */
+  /** Extra routes answered before the APIs, after the rate limits (e.g. the API docs). */
+  edges?: Edge[];
+  /** Extra plugins, after the rate limits' (bench/http-floor.ts). */
   plugins?: Plugin[];
   /** Set when OpenTelemetry tracing is on (src/observability/use-graphql-tracing.ts). */
   tracing?: AppTracing;
@@ -99,7 +101,7 @@ export interface AppDependencies {
 
 export interface AppTracing {
   /** The HTTP span's route name (by the route label given) and the GraphQL parse, validate and execute spans. */
-  plugins: (routeLabel: RouteLabel) => Plugin[];
+  plugins: (routeLabel: RouteLabel) => { edge: Edge; plugins: Plugin[] };
   /** The trace id of the current request, for its log line. */
   traceId: () => string | undefined;
 }
@@ -215,12 +217,48 @@ export function createApp(deps: AppDependencies): App {
     );
   }
 
+  const metricsAccess = { token: config.metricsToken, openWithoutToken: config.env !== 'production' };
+  const clientErrors = useClientErrors({ logger });
+  const tracing = deps.tracing?.plugins(routeLabel);
+  const rateLimits = useRateLimits({
+    requests: limiter('requests', rateLimit.requestsPerMinute),
+    cost: limiter('cost', rateLimit.costPerMinute),
+    clientKey,
+    isTrusted: isRestExecution,
+  });
+  const responseCache = cacheOn
+    ? graphqlResponseCachePlugins({
+        ttlMs: config.responseCacheTtlMs,
+        store: responseStore(),
+        // /api/v1 keeps its own finished-bytes page cache.
+        skip: isRestExecution,
+        publicCacheControl,
+        answerStoredBytes: config.persistedOperations.mode !== 'trusted-only',
+        onLookup: countCacheLookup,
+      })
+    : undefined;
+  const restApi = useRestApi({
+    publicBaseUrl: config.publicBaseUrl,
+    pageCache: cacheOn
+      ? createPageCache(responseStore(), config.responseCacheTtlMs, staleWhileRevalidateSeconds * 1000)
+      : undefined,
+    publicCacheControl,
+    onCacheLookup: countCacheLookup,
+    onUnexpectedError: (error, request) =>
+      errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
+  });
+  const responseLimit = useResponseLimit({
+    maxBytes: config.maxResponseBytes,
+    maxBytesInFlight: config.maxResponseBytesInFlight,
+    onOverBudget: () => metrics?.refusals.inc({ reason: 'response-bytes' }),
+  });
+
   const yoga = createYoga<Record<string, unknown>, AppContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     context: ({ request, ...serverContext }) => createContext(request, contextDeps, serverContext),
-    // Served by useGraphiql below: built and compressed once, and rate-limited.
+    // Served by graphiqlEdge below: built and compressed once, and rate-limited.
     graphiql: false,
     batching: { limit: GRAPHQL_LIMITS.maxBatch },
     // Each parsed document keeps its validation result and its graphql-jit executor (a document of
@@ -260,105 +298,67 @@ export function createApp(deps: AppDependencies): App {
       },
     },
     plugins: [
-      useRequestLog({
-        logger: config.requestLog ? logger : undefined,
-        metrics,
-        routeLabel,
-        traceId: deps.tracing?.traceId,
-      }),
-      useHttpGuards(),
-      useHealth({
-        pingDatabase: () => pingDatabase(database.db),
-        isDraining: deps.isDraining,
-        pingSharedStore: redis && (() => redis.ping()),
-        // Failing closed, the limits refuse every API request while Redis does not answer.
-        sharedStoreRequired:
-          !rateLimit.failOpen && (rateLimit.requestsPerMinute > 0 || rateLimit.costPerMinute > 0),
-      }),
-      ...(metrics
-        ? [
-            useMetricsAccess({ token: config.metricsToken, openWithoutToken: config.env !== 'production' }),
-            metrics.plugin,
-          ]
-        : []),
-      useStartPage({
-        graphiql,
-        adHocQueries: config.persistedOperations.mode !== 'trusted-only',
-        metrics: metricsOnStartPage(config, metrics !== undefined),
-        database: deps.databaseDescription,
-        publicBaseUrl: config.publicBaseUrl,
-        liveOrdersDemo: config.env !== 'production' && config.persistedOperations.mode !== 'trusted-only',
-      }),
-      useClientErrors({ logger }),
+      // Every request's routing and its guards at both edges, in this order (src/http/router.ts).
+      useRouter([
+        requestLogEdge({
+          logger: config.requestLog ? logger : undefined,
+          metrics,
+          routeLabel,
+          traceId: deps.tracing?.traceId,
+        }),
+        httpGuardsEdge(),
+        healthEdge({
+          pingDatabase: () => pingDatabase(database.db),
+          isDraining: deps.isDraining,
+          pingSharedStore: redis && (() => redis.ping()),
+          // Failing closed, the limits refuse every API request while Redis does not answer.
+          sharedStoreRequired:
+            !rateLimit.failOpen && (rateLimit.requestsPerMinute > 0 || rateLimit.costPerMinute > 0),
+        }),
+        ...(metrics ? [metricsAccessEdge(metricsAccess), metrics.edge] : []),
+        startPageEdge({
+          graphiql,
+          adHocQueries: config.persistedOperations.mode !== 'trusted-only',
+          metrics: metrics ? metricsServed(metricsAccess) : 'off',
+          database: deps.databaseDescription,
+          publicBaseUrl: config.publicBaseUrl,
+          liveOrdersDemo: config.env !== 'production' && config.persistedOperations.mode !== 'trusted-only',
+        }),
+        clientErrors.edge,
+        ...(tracing ? [tracing.edge] : []),
+        // After the client errors: a request refused as malformed is not counted.
+        rateLimits.edge,
+        ...(deps.edges ?? []),
+        ...(liveStreams ? [liveStreams.edge] : []),
+        ...(graphiql ? [graphiqlEdge({ ...GRAPHIQL_SITE, compressed: config.compressionMinBytes > 0 })] : []),
+        ...(responseCache?.edges ?? []),
+        restApi.edge,
+        // After every route of its own: the rest is a 404, /graphql is Yoga's.
+        notFoundEdge({ graphqlEndpoint: GRAPHQL_ENDPOINT }),
+        responseLimit.edge,
+        // Last, so it sees every other edge's final response.
+        ...(config.compressionMinBytes > 0
+          ? [compressionEdge({ minBytes: config.compressionMinBytes })]
+          : []),
+      ]),
+      ...(metrics ? [metrics.plugin] : []),
+      clientErrors.plugin,
       // GET and form/text POSTs to /graphql need one of these headers; /api/v1 never parses a
       // GraphQL request, so its contract is untouched.
       useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
-      ...(deps.tracing?.plugins(routeLabel) ?? []),
+      ...(tracing?.plugins ?? []),
       useGraphqlLimits({ hideSuggestions: !config.introspection, isTrusted: isRestExecution }),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       // After the static limits: a document they refuse is neither charged nor registered.
-      useRateLimits({
-        requests: limiter('requests', rateLimit.requestsPerMinute),
-        cost: limiter('cost', rateLimit.costPerMinute),
-        clientKey,
-        isTrusted: isRestExecution,
-      }),
+      rateLimits.plugin,
       ...(deps.plugins ?? []),
       ...(liveStreams ? [liveStreams.plugin] : []),
-      ...(graphiql
-        ? [
-            useGraphiql({
-              // Served from the package, not a CDN, so it works offline. The bundle is a 9 MB
-              // module: loaded on the first visit, not by every server process at start.
-              loadBundle: () => import('@graphql-yoga/render-graphiql/graphiql'),
-              settings: {
-                title: 'Storefront Gateway',
-                defaultQuery: GRAPHIQL_DEFAULT_QUERY,
-                // Subscriptions too go as a JSON POST (GraphiQL's default is a GET, which the CSRF
-                // check refuses without a custom header): the live-orders streams work in it.
-                method: 'POST',
-              },
-              compressed: config.compressionMinBytes > 0,
-            }),
-          ]
-        : []),
       ...persistedDocumentPlugins(config.persistedOperations, persistedDocuments, clientKey, redis),
       // Compiles each distinct document once (the REST operations included) into a fast executor.
-      // It caches per document, not per operation, so a document with several operations (as
-      // GraphiQL's default) would run whichever was picked first: those stay on graphql-js.
-      // Subscriptions too: graphql-jit's subscribe gave the field's `subscribe` no arguments (a
-      // filtered live list sent every order), and a live stream's one plan is no hot path.
       useGraphQlJit({}, { enableIf: ({ document }) => isSingleQuery(document) }),
-      ...(cacheOn
-        ? graphqlResponseCachePlugins({
-            ttlMs: config.responseCacheTtlMs,
-            store: responseStore(),
-            // /api/v1 keeps its own finished-bytes page cache.
-            skip: isRestExecution,
-            publicCacheControl,
-            answerStoredBytes: config.persistedOperations.mode !== 'trusted-only',
-            onLookup: countCacheLookup,
-          })
-        : []),
-      useRestApi({
-        publicBaseUrl: config.publicBaseUrl,
-        pageCache: cacheOn
-          ? createPageCache(responseStore(), config.responseCacheTtlMs, staleWhileRevalidateSeconds * 1000)
-          : undefined,
-        publicCacheControl,
-        onCacheLookup: countCacheLookup,
-        onUnexpectedError: (error, request) =>
-          errorLog.error(error, 'unexpected error in /api/v1', { path: new URL(request.url).pathname }),
-      }),
-      // After every plugin that answers a path of its own.
-      useNotFound({ graphqlEndpoint: GRAPHQL_ENDPOINT }),
-      useResponseLimit({
-        maxBytes: config.maxResponseBytes,
-        maxBytesInFlight: config.maxResponseBytesInFlight,
-        onOverBudget: () => metrics?.refusals.inc({ reason: 'response-bytes' }),
-      }),
-      // Last, so it sees every other plugin's final response.
-      ...(config.compressionMinBytes > 0 ? [useCompression({ minBytes: config.compressionMinBytes })] : []),
+      ...(responseCache?.plugins ?? []),
+      restApi.plugin,
+      responseLimit.plugin,
     ],
   });
   const { productFeed } = deps;
@@ -375,19 +375,13 @@ export function createApp(deps: AppDependencies): App {
   return yoga;
 }
 
-/** As useMetricsAccess serves /metrics: behind its token, open outside production, else not at all. */
-function metricsOnStartPage(config: Config, collected: boolean): 'open' | 'token' | 'off' {
-  if (!collected) return 'off';
-  if (config.metricsToken) return 'token';
-  return config.env === 'production' ? 'off' : 'open';
-}
-
-function isAdmissionOutcome(error: unknown): boolean {
-  const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
-  return original instanceof DatabaseBusyError || original instanceof RequestAbandonedError;
-}
-
-/** One operation, not a subscription: what graphql-jit runs. */
+/**
+ * One operation, not a subscription: what graphql-jit runs. It caches per document, not per
+ * operation, so a document with several operations (as GraphiQL's default) would run whichever
+ * was picked first: those stay on graphql-js. Subscriptions too: graphql-jit's subscribe gave the
+ * field's `subscribe` no arguments (a filtered live list sent every order), and a live stream's
+ * one plan is no hot path.
+ */
 function isSingleQuery(document: DocumentNode): boolean {
   const operations = document.definitions.filter(
     (definition) => definition.kind === Kind.OPERATION_DEFINITION,

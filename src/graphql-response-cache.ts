@@ -4,6 +4,7 @@ import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { AppContext } from './context';
 import { JSON_CONTENT_TYPE, Response } from './http/fetch-api';
+import type { Edge } from './http/router';
 import { useHttpCaching } from './http/use-http-caching';
 import { conditionalJsonResponse, etagOf } from './http/etag';
 import type { SizedResult } from './http/use-response-limit';
@@ -31,19 +32,24 @@ export interface GraphqlResponseCacheOptions {
  * null), so a result is stored only if nothing in computing it asked who the caller is: an order,
  * or a `node` that turned out to be one (even a null one), never enters. The plugins, in order:
  * stored bytes answered before parsing (see storedBytesPlugin), HTTP caching headers from the
- * response cache's verdict (src/http/use-http-caching.ts), and envelop's response cache.
+ * response cache's verdict (src/http/use-http-caching.ts), and envelop's response cache. Their
+ * work on the answer is in `edges`, for the router (src/http/router.ts), in that order.
  */
-export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions): Plugin[] {
+export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions): {
+  plugins: Plugin[];
+  edges: Edge[];
+} {
   const { ttlMs, store, skip, publicCacheControl, answerStoredBytes, onLookup } = options;
   // Keys the bytes path already looked up and missed for a request: envelop's lookup of the same
   // key would be a second store round trip for nothing (every uncacheable order query).
   const missed = new WeakMap<Request, string>();
   const flights = createResultFlights();
-  return [
+  const httpCaching = useHttpCaching({ publicCacheControl });
+  const plugins = [
     ...(answerStoredBytes
       ? [storedBytesPlugin({ store, publicCacheControl, missed, flights, onHit: () => onLookup('hit') })]
       : []),
-    useHttpCaching({ publicCacheControl }),
+    httpCaching.plugin,
     useResponseCache({
       session: () => null,
       // The request's own text, so the bytes path finds an entry before anything is parsed.
@@ -76,6 +82,13 @@ export function graphqlResponseCachePlugins(options: GraphqlResponseCacheOptions
       shouldCacheResult: ({ result }) => !result.errors?.length,
     }) as Plugin,
   ];
+  // A request's flight ends with its answer (whether or not the bytes path ran for it).
+  const finished: Edge = {
+    onResponse(request) {
+      flights.finished(request);
+    },
+  };
+  return { plugins, edges: [...(answerStoredBytes ? [finished] : []), httpCaching.edge] };
 }
 
 const PRODUCT_TYPES = new Set(['Product', 'Variant']);
@@ -248,9 +261,6 @@ function storedBytesPlugin({
         else answer(outcome.stored);
       };
       return lookUp();
-    },
-    onResponse({ request }) {
-      flights.finished(request);
     },
     onResultProcess({ request, result, setResultProcessor }) {
       // A batch of hits only: their stored JSON joined, never parsed and serialised again.

@@ -8,7 +8,7 @@ import { createLiveOrders, type LiveOrders } from './db/orders/live-orders';
 import type { EmbeddedDatabase } from './engine';
 import { connectDatabase, ensureIndexes, type Database } from './db/mongo';
 import { countUnindexed, SEARCH_INDEX_COMMAND } from './db/catalog/product-search';
-import { useApiDocs } from './docs/use-api-docs';
+import { apiDocsEdge } from './docs/use-api-docs';
 import { createDrain } from './http/drain';
 import { createNodeServer, listen } from './http/node-server';
 import { shutdownInOrder } from './http/shutdown';
@@ -113,8 +113,8 @@ export async function startServer({ config, logger, seedIfEmpty }: StartOptions)
       keptTotals: { totals, beforeImages },
       logEvents,
       liveOrders,
-      plugins: [
-        useApiDocs({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
+      edges: [
+        apiDocsEdge({ serverUrl: config.publicBaseUrl, compressionMinBytes: config.compressionMinBytes }),
       ],
       bodiesLimitedUpstream: true,
       connectionRefusals: () => node.refused(),

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Plugin } from 'graphql-yoga';
+import { Response } from '../http/fetch-api';
 import { ifNoneMatchMatches, SECURITY_HEADERS } from '../http/headers';
+import { useRouter, type Edge } from '../http/router';
 import { sharedBody, viewOf, type SharedBody } from '../http/shared-body';
 import { negotiateEncoding } from '../http/use-compression';
 import { createOpenApiDocument } from './openapi';
@@ -113,7 +115,7 @@ function contentSecurityPolicy(serverUrl: string | undefined): string {
  * - any other method on those paths: 405 with `Allow: GET, HEAD`.
  * Put it before the REST adapter in Yoga's plugin list, since it answers a path under /api/v1.
  */
-export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
+export function apiDocsEdge(options: ApiDocsOptions = {}): Edge {
   const { serverUrl, compressionMinBytes = 1_024 } = options;
 
   // Compressed once per process: the 1.7 MB bundle compressed anew per request, 300 clients at
@@ -157,68 +159,62 @@ export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
     'content-security-policy': contentSecurityPolicy(serverUrl),
   };
 
-  function route(pathname: string): StaticFile | 'not-found' | undefined {
-    if (pathname === OPENAPI_PATH) return spec;
-    if (pathname === DOCS_PATH || pathname === `${DOCS_PATH}/`) return page;
-    if (pathname.startsWith(DOCS_ASSETS_PREFIX)) {
-      return assets.get(pathname.slice(DOCS_ASSETS_PREFIX.length)) ?? 'not-found';
+  const json = (status: number, message: string, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify({ message }), {
+      status,
+      headers: { ...securityHeaders, ...headers, 'Content-Type': 'application/json; charset=utf-8' },
+    });
+
+  const serve = (request: Request, file: StaticFile | 'not-found'): Response | Promise<Response> => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return json(405, 'Method Not Allowed.', { Allow: ALLOWED_METHODS });
     }
-    return undefined;
-  }
+    if (file === 'not-found') return json(404, 'Not Found.');
 
+    const encoded = request.method === 'GET' ? file.encoded : undefined;
+    const encoding = encoded && negotiateEncoding(request.headers.get('accept-encoding'));
+    const headers: Record<string, string> = {
+      ...securityHeaders,
+      'Content-Type': file.contentType,
+      'Cache-Control': file.cacheControl,
+      // A compressed body is other bytes: its ETag is only a weak validator for them.
+      ETag: encoding ? `W/${file.etag}` : file.etag,
+    };
+    if (file.encoded) headers.Vary = 'Accept-Encoding';
+    const ifNoneMatch = request.headers.get('if-none-match');
+    if (ifNoneMatchMatches(ifNoneMatch, file.etag)) return new Response(null, { status: 304, headers });
+    if (!encoded || !encoding) {
+      return new Response(request.method === 'HEAD' ? null : file.body, {
+        status: 200,
+        headers: { ...headers, 'Content-Length': String(file.body.byteLength) },
+      });
+    }
+    return encoded.bytes(encoding).then(
+      (body) =>
+        new Response(viewOf(body), {
+          status: 200,
+          headers: { ...headers, 'Content-Encoding': encoding, 'Content-Length': String(body.byteLength) },
+        }),
+    );
+  };
+
+  const servePage = (request: Request) => serve(request, page);
   return {
-    onRequest({ request, url, endResponse, fetchAPI }) {
-      const file = route(url.pathname);
-      if (file === undefined) return;
-
-      const json = (status: number, message: string, headers: Record<string, string> = {}) =>
-        new fetchAPI.Response(JSON.stringify({ message }), {
-          status,
-          headers: { ...securityHeaders, ...headers, 'Content-Type': 'application/json; charset=utf-8' },
-        });
-
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        endResponse(json(405, 'Method Not Allowed.', { Allow: ALLOWED_METHODS }));
-        return;
-      }
-      if (file === 'not-found') {
-        endResponse(json(404, 'Not Found.'));
-        return;
-      }
-
-      const encoded = request.method === 'GET' ? file.encoded : undefined;
-      const encoding = encoded && negotiateEncoding(request.headers.get('accept-encoding'));
-      const headers: Record<string, string> = {
-        ...securityHeaders,
-        'Content-Type': file.contentType,
-        'Cache-Control': file.cacheControl,
-        // A compressed body is other bytes: its ETag is only a weak validator for them.
-        ETag: encoding ? `W/${file.etag}` : file.etag,
-      };
-      if (file.encoded) headers.Vary = 'Accept-Encoding';
-      const ifNoneMatch = request.headers.get('if-none-match');
-      if (ifNoneMatchMatches(ifNoneMatch, file.etag)) {
-        endResponse(new fetchAPI.Response(null, { status: 304, headers }));
-        return;
-      }
-      if (!encoded || !encoding) {
-        endResponse(
-          new fetchAPI.Response(request.method === 'HEAD' ? null : file.body, {
-            status: 200,
-            headers: { ...headers, 'Content-Length': String(file.body.byteLength) },
-          }),
-        );
-        return;
-      }
-      return (async () => {
-        const body = await encoded.bytes(encoding);
-        endResponse(
-          new fetchAPI.Response(viewOf(body), {
-            status: 200,
-            headers: { ...headers, 'Content-Encoding': encoding, 'Content-Length': String(body.byteLength) },
-          }),
-        );
-      })();
+    routes: {
+      paths: {
+        [OPENAPI_PATH]: (request) => serve(request, spec),
+        [DOCS_PATH]: servePage,
+        [`${DOCS_PATH}/`]: servePage,
+      },
+      prefixes: {
+        [DOCS_ASSETS_PREFIX]: (request, url) =>
+          serve(request, assets.get(url.pathname.slice(DOCS_ASSETS_PREFIX.length)) ?? 'not-found'),
+      },
     },
   };
+}
+
+/** The same, as a plugin of its own. */
+export function useApiDocs(options: ApiDocsOptions = {}): Plugin {
+  return useRouter([apiDocsEdge(options)]);
 }

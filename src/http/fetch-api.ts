@@ -1,11 +1,11 @@
-import { Response } from '@whatwg-node/fetch';
+import { Headers, Response } from '@whatwg-node/fetch';
 
 /**
  * The Response class Yoga itself builds answers with (whatwg-node's Node.js ponyfill). Its server
  * adapter writes such a response's string body to the socket in one call; a global (undici)
  * Response it can only read back through a web stream, which cost ~0.1 ms per request.
  */
-export { Response };
+export { Headers, Response };
 
 /** Our JSON answers (both APIs, health, limits), errors included, are UTF-8. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

@@ -4,6 +4,7 @@ import { handleMaybePromise } from '@whatwg-node/promise-helpers';
 import type { Logger } from '../logger';
 import { jsonResponse } from './fetch-api';
 import { invalidRequestReason } from './node-guards';
+import type { Edge } from './router';
 
 export interface ClientErrorOptions {
   /** Told of each refused request, at info level and without a stack. */
@@ -45,16 +46,19 @@ function supportedOperationTypesRule(context: ValidationContext): ASTVisitor {
  * message that names the parameter and nothing else (no parser text), and unsupported operation
  * types fail validation. Logged at info, never with a stack.
  */
-export function useClientErrors({ logger }: ClientErrorOptions): Plugin {
-  return {
-    onRequest({ request, serverContext, endResponse }) {
-      const reason = invalidRequestReason(serverContext);
-      if (!reason) return;
-      logger.info({ method: request.method, reason }, 'client error');
-      endResponse(
-        jsonResponse(400, { message: reason }, { 'cache-control': 'no-store', connection: 'close' }),
-      );
+export function useClientErrors({ logger }: ClientErrorOptions): { plugin: Plugin; edge: Edge } {
+  const edge: Edge = {
+    routes: {
+      // Every path the edges before it (health, metrics, the start page) did not answer.
+      other(request, _url, serverContext) {
+        const reason = invalidRequestReason(serverContext);
+        if (!reason) return;
+        logger.info({ method: request.method, reason }, 'client error');
+        return jsonResponse(400, { message: reason }, { 'cache-control': 'no-store', connection: 'close' });
+      },
     },
+  };
+  const plugin: Plugin = {
     onValidate({ addValidationRule }) {
       addValidationRule(supportedOperationTypesRule);
     },
@@ -76,6 +80,7 @@ export function useClientErrors({ logger }: ClientErrorOptions): Plugin {
       );
     },
   };
+  return { plugin, edge };
 }
 
 /** The clean 400 for a parse failure; null for errors that are not the client's (e.g. a 413). */

@@ -1,7 +1,8 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import Negotiator from 'negotiator';
-import type { Plugin } from 'graphql-yoga';
+import { Headers, Response } from './fetch-api';
+import type { Edge } from './router';
 
 export interface CompressionOptions {
   /** Bodies smaller than this many bytes are sent as they are. */
@@ -61,9 +62,9 @@ function addVary(headers: Headers): void {
  * gives 304 (whose ETag is weakened alike for a client that takes br or gzip). HEAD, 204, 304,
  * tiny bodies, already-encoded bodies and `Cache-Control: no-transform` go out as they are. Put it last among the plugins, so it sees the final response.
  */
-export function useCompression({ minBytes }: CompressionOptions): Plugin {
+export function compressionEdge({ minBytes }: CompressionOptions): Edge {
   return {
-    onResponse({ request, response, setResponse, fetchAPI }) {
+    onResponse(request, response) {
       const contentType = response.headers.get('content-type');
       const compressible = contentType !== null && COMPRESSIBLE.test(contentType);
       const etag = response.headers.get('etag');
@@ -93,16 +94,13 @@ export function useCompression({ minBytes }: CompressionOptions): Plugin {
 
       return (async () => {
         const body = new Uint8Array(await response.arrayBuffer());
-        const headers = new fetchAPI.Headers(response.headers);
-        if (body.byteLength < minBytes) {
-          setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
-          return;
-        }
+        const headers = new Headers(response.headers);
+        if (body.byteLength < minBytes) return new Response(body, { status: response.status, headers });
         const compressed = await compress(body, encoding);
         headers.set('content-encoding', encoding);
         headers.set('content-length', String(compressed.byteLength));
         if (etag && !etag.startsWith('W/')) headers.set('etag', `W/${etag}`);
-        setResponse(new fetchAPI.Response(new Uint8Array(compressed), { status: response.status, headers }));
+        return new Response(new Uint8Array(compressed), { status: response.status, headers });
       })();
     },
   };

@@ -1,5 +1,5 @@
-import type { Plugin } from 'graphql-yoga';
 import { Response } from './fetch-api';
+import type { Edge } from './router';
 import {
   buildGraphiqlSite,
   type GraphiqlBundle,
@@ -25,13 +25,9 @@ export const GRAPHIQL_ASSETS_PREFIX = '/graphiql/';
 /** Named by their content: a changed file is a new URL, so browsers keep these for a year unasked. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** Yoga's own test: a browser asking /graphql for HTML. */
-function wantsGraphiql(request: Request, pathname: string): boolean {
-  return (
-    request.method === 'GET' &&
-    (pathname === '/graphql' || pathname === '/graphql/') &&
-    (request.headers.get('accept') ?? '').includes('text/html')
-  );
+/** Yoga's own test (on /graphql): a browser asking for HTML. */
+function wantsGraphiql(request: Request): boolean {
+  return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
 interface Served {
@@ -47,7 +43,7 @@ interface Served {
  * every request (compressed anew per load, 150 visitors that never read took a process to 4 GB).
  * Placed after the rate limits, so a page or file is a counted request like any other.
  */
-export function useGraphiql({ loadBundle, settings, compressed }: GraphiqlOptions): Plugin {
+export function graphiqlEdge({ loadBundle, settings, compressed }: GraphiqlOptions): Edge {
   let site: Promise<Map<string, Served>> | undefined;
   const served = () =>
     (site ??= loadBundle()
@@ -91,19 +87,15 @@ export function useGraphiql({ loadBundle, settings, compressed }: GraphiqlOption
     return new Response(request.method === 'HEAD' ? null : viewOf(body), { status: 200, headers });
   };
 
+  // An unknown file (e.g. a hash of an earlier version) falls through to the 404.
+  const serve = async (request: Request, key: string) => {
+    const item = (await served()).get(key);
+    return item && answer(request, item);
+  };
+  const page = (request: Request) => (wantsGraphiql(request) ? serve(request, 'page') : undefined);
+  const asset = (request: Request, url: URL) =>
+    request.method === 'GET' || request.method === 'HEAD' ? serve(request, url.pathname) : undefined;
   return {
-    onRequest({ request, url, endResponse }) {
-      const { pathname } = url;
-      const isPage = wantsGraphiql(request, pathname);
-      const isAsset =
-        pathname.startsWith(GRAPHIQL_ASSETS_PREFIX) &&
-        (request.method === 'GET' || request.method === 'HEAD');
-      if (!isPage && !isAsset) return;
-      return (async () => {
-        const item = (await served()).get(isPage ? 'page' : pathname);
-        // An unknown file (e.g. a hash of an earlier version) falls through to the 404.
-        if (item) endResponse(await answer(request, item));
-      })();
-    },
+    routes: { paths: { '/graphql': page, '/graphql/': page }, prefixes: { [GRAPHIQL_ASSETS_PREFIX]: asset } },
   };
 }

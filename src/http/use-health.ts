@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { jsonResponse, type Response } from './fetch-api';
+import { useRouter, type Edge } from './router';
 
 export interface HealthOptions {
   /** Resolves when the database answers; rejects otherwise. */
@@ -25,24 +26,20 @@ const json = (status: number, body: unknown) => jsonResponse(status, body, { 'ca
  * a ping quickly; 503 otherwise. The shared store's state is reported beside, and required only
  * where the APIs would refuse every request without it.
  */
-export function useHealth({
+export function healthEdge({
   pingDatabase,
   readinessTimeoutMs = 1_000,
   isDraining = () => false,
   pingSharedStore,
   sharedStoreRequired = false,
-}: HealthOptions): Plugin {
+}: HealthOptions): Edge {
   return {
-    onRequest({ url, endResponse }) {
-      if (url.pathname === '/healthz') return endResponse(json(200, { status: 'ok' }));
-      // Synchronous for every other path: an async hook makes each request wait a microtask turn.
-      if (url.pathname === '/readyz') return answerReadiness(endResponse);
-    },
+    routes: { paths: { '/healthz': () => json(200, { status: 'ok' }), '/readyz': answerReadiness } },
   };
 
-  async function answerReadiness(endResponse: (response: Response) => void): Promise<void> {
+  async function answerReadiness(): Promise<Response> {
     const shuttingDown = () => json(503, { status: 'unavailable', reason: 'shutting down' });
-    if (isDraining()) return endResponse(shuttingDown());
+    if (isDraining()) return shuttingDown();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('database ping timed out')), readinessTimeoutMs);
@@ -51,16 +48,21 @@ export function useHealth({
     try {
       await Promise.race([pingDatabase(), timeout]);
     } catch {
-      return endResponse(json(503, { status: 'unavailable', reason: 'database' }));
+      return json(503, { status: 'unavailable', reason: 'database' });
     } finally {
       clearTimeout(timer);
     }
     const store = storeAnswers === undefined ? {} : { redis: (await storeAnswers) ? 'ok' : 'degraded' };
     // A drain that began during the pings wins: the balancer must not read "ready" after SIGTERM.
-    if (isDraining()) return endResponse(shuttingDown());
+    if (isDraining()) return shuttingDown();
     if (store.redis === 'degraded' && sharedStoreRequired) {
-      return endResponse(json(503, { status: 'unavailable', reason: 'redis', ...store }));
+      return json(503, { status: 'unavailable', reason: 'redis', ...store });
     }
-    endResponse(json(200, { status: 'ready', ...store }));
+    return json(200, { status: 'ready', ...store });
   }
+}
+
+/** The same, as a plugin of its own. */
+export function useHealth(options: HealthOptions): Plugin {
+  return useRouter([healthEdge(options)]);
 }

@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { etagOf } from './etag';
+import type { Edge } from './router';
 import { ifNoneMatchMatches } from './headers';
 
 export interface HttpCachingOptions {
@@ -25,9 +26,9 @@ interface CachingDecision {
  * result or `private, no-store` for anything that consulted the viewer, failed or holds an order,
  * and on GET a strong `ETag` with 304 for a matching `If-None-Match`.
  */
-export function useHttpCaching({ publicCacheControl }: HttpCachingOptions): Plugin {
+export function useHttpCaching({ publicCacheControl }: HttpCachingOptions): { plugin: Plugin; edge: Edge } {
   const decisions = new WeakMap<Request, CachingDecision>();
-  return {
+  const plugin: Plugin = {
     onExecutionResult({ request, result, setResult }) {
       if (!result || Symbol.asyncIterator in result) return;
       const metadata = (result.extensions as { responseCache?: ResponseCacheMetadata } | undefined)
@@ -59,11 +60,14 @@ export function useHttpCaching({ publicCacheControl }: HttpCachingOptions): Plug
         acceptableMediaTypes[0] ?? 'application/json',
       );
     },
-    onResponse({ request, response }) {
+  };
+  const edge: Edge = {
+    onResponse(request, response) {
       const decision = decisions.get(request);
       if (!decision) return;
       for (const [name, value] of Object.entries(decision.headers)) response.headers.set(name, value);
       if (decision.etag) response.headers.set('etag', decision.etag);
     },
   };
+  return { plugin, edge };
 }

@@ -1,6 +1,6 @@
-import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
 import { jsonResponse, type Response } from './fetch-api';
+import type { Edge } from './router';
 
 /** GraphiQL's page starts the editor with inline scripts, and the editor sets inline styles. */
 const HTML_SECURITY_HEADERS: Record<string, string> = {
@@ -41,12 +41,14 @@ interface NodeRequestHeaders {
  * Refuses ambiguous credentials (two Authorization headers: which one would we check?) and
  * hardens every HTML page. Bodies are capped below, at the node:http layer (node-guards.ts).
  */
-export function useHttpGuards(): Plugin {
+export function httpGuardsEdge(): Edge {
   return {
-    onRequest({ url, serverContext, endResponse }) {
-      if (authorizationCount(serverContext) > 1) endResponse(unauthenticated(url.pathname));
+    routes: {
+      other(_request, url, serverContext) {
+        if (authorizationCount(serverContext) > 1) return unauthenticated(url.pathname);
+      },
     },
-    onResponse({ response }) {
+    onResponse(_request, response) {
       if (!response.headers.get('content-type')?.startsWith('text/html')) return;
       for (const [name, value] of Object.entries(HTML_SECURITY_HEADERS)) {
         if (!response.headers.has(name)) response.headers.set(name, value);

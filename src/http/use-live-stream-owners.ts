@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import type { Edge } from './router';
 
 /** What a request owns: a live stream, given back by `return()` (idempotent). */
 interface Releasable {
@@ -13,8 +14,9 @@ export interface LiveStreamOwners {
    * ended, or the client left, even before the answer was written).
    */
   own(request: Request, stream: Releasable, serverContext: unknown): void;
-  /** The hooks that give streams back; add it to the Yoga instance. */
+  /** The hooks that give streams back; add it to the Yoga instance, and `edge` to its router. */
   plugin: Plugin;
+  edge: Edge;
 }
 
 const EVENT_STREAM = 'text/event-stream';
@@ -66,7 +68,9 @@ export function createLiveStreamOwners(): LiveStreamOwners {
           }) as typeof result,
         );
       },
-      onResponse({ request, response }) {
+    },
+    edge: {
+      onResponse(request, response) {
         if (!response.headers.get('content-type')?.startsWith(EVENT_STREAM)) release(request);
       },
     },

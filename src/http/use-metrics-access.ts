@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Plugin } from 'graphql-yoga';
 import { jsonResponse } from './fetch-api';
+import type { Edge } from './router';
 
 export interface MetricsAccessOptions {
   /** Bearer token /metrics requires; unset: see `openWithoutToken`. */
@@ -19,19 +19,23 @@ const answer = (status: number, message: string, headers: Record<string, string>
  * `Authorization: Bearer` gets in (compared in constant time); without one it is open outside
  * production and absent (404) in production. Must run before the Prometheus plugin.
  */
-export function useMetricsAccess({ token, openWithoutToken }: MetricsAccessOptions): Plugin {
+export function metricsAccessEdge({ token, openWithoutToken }: MetricsAccessOptions): Edge {
   const expected = token === undefined ? undefined : digest(token);
-  return {
-    onRequest({ url, request, endResponse }) {
-      if (url.pathname !== '/metrics') return;
-      if (!expected) {
-        if (!openWithoutToken) endResponse(answer(404, 'Not Found.'));
-        return;
-      }
-      const given = /^Bearer (.+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-      if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-        endResponse(answer(401, 'Unauthenticated.', { 'www-authenticate': 'Bearer' }));
-      }
-    },
+  const guard = (request: Request) => {
+    if (!expected) return openWithoutToken ? undefined : answer(404, 'Not Found.');
+    const given = /^Bearer (.+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+    if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+      return answer(401, 'Unauthenticated.', { 'www-authenticate': 'Bearer' });
+    }
   };
+  return { routes: { paths: { [METRICS_PATH]: guard } } };
+}
+
+/** Where the metrics are served (src/observability/metrics.ts serves them there). */
+export const METRICS_PATH = '/metrics';
+
+/** How /metrics is served with these options, as the start page tells it. */
+export function metricsServed({ token, openWithoutToken }: MetricsAccessOptions): 'open' | 'token' | 'off' {
+  if (token) return 'token';
+  return openWithoutToken ? 'open' : 'off';
 }

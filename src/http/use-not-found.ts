@@ -1,5 +1,5 @@
-import type { Plugin } from 'graphql-yoga';
 import { jsonResponse } from './fetch-api';
+import type { Edge } from './router';
 
 export interface NotFoundOptions {
   /** The one path left to Yoga (with or without a trailing slash). */
@@ -11,11 +11,11 @@ export interface NotFoundOptions {
  * `/api/v1%2Fproducts`, `/metrics/`), where Yoga's own is an empty body. Yoga also takes any
  * URL that merely ends in the endpoint (`/x/graphql`) as GraphQL: here only the endpoint is.
  */
-export function useNotFound({ graphqlEndpoint }: NotFoundOptions): Plugin {
+export function notFoundEdge({ graphqlEndpoint }: NotFoundOptions): Edge {
   return {
-    onRequest({ url, endResponse }) {
-      if (url.pathname === graphqlEndpoint || url.pathname === `${graphqlEndpoint}/`) return;
-      endResponse(jsonResponse(404, { message: 'Not Found.' }));
+    routes: {
+      paths: { [graphqlEndpoint]: null, [`${graphqlEndpoint}/`]: null },
+      other: () => jsonResponse(404, { message: 'Not Found.' }),
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
+import type { Edge } from './router';
 import type { RouteLabel } from './routes';
 
 export interface RequestLogOptions {
@@ -28,22 +28,24 @@ interface RequestTiming {
  * One log line and one latency observation per request, with a request id taken from
  * X-Request-Id (when sane) or generated, and echoed in the response. Headers are never logged.
  */
-export function useRequestLog({ logger, metrics, routeLabel, traceId }: RequestLogOptions): Plugin {
+export function requestLogEdge({ logger, metrics, routeLabel, traceId }: RequestLogOptions): Edge {
   const timings = new WeakMap<Request, RequestTiming>();
   // Level checked once per request: below info the line would be built only to be dropped.
   const logs = () => logger !== undefined && logger.isLevelEnabled('info');
   return {
-    onRequest({ request, url }) {
-      const given = request.headers.get('x-request-id');
-      timings.set(request, {
-        // randomUUID draws from a cached entropy pool; a ULID per request cost a syscall each.
-        id: given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID(),
-        pathname: url.pathname,
-        startedAt: process.hrtime.bigint(),
-        traceId: traceId?.(),
-      });
+    routes: {
+      other(request, url) {
+        const given = request.headers.get('x-request-id');
+        timings.set(request, {
+          // randomUUID draws from a cached entropy pool; a ULID per request cost a syscall each.
+          id: given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID(),
+          pathname: url.pathname,
+          startedAt: process.hrtime.bigint(),
+          traceId: traceId?.(),
+        });
+      },
     },
-    onResponse({ request, response }) {
+    onResponse(request, response) {
       const timing = timings.get(request);
       if (!timing) return;
       response.headers.set('x-request-id', timing.id);

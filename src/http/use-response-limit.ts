@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import { jsonResponse } from './fetch-api';
+import type { Edge } from './router';
 
 export interface ResponseLimitOptions {
   /** Largest GraphQL answer sent, in bytes; a batch's operations share it. */
@@ -42,7 +43,10 @@ function overBudget(pathname: string) {
  * Sits before compression, which it spares the work. In-process (yoga.fetch, no socket) only the
  * first bound applies.
  */
-export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: ResponseLimitOptions): Plugin {
+export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: ResponseLimitOptions): {
+  plugin: Plugin;
+  edge: Edge;
+} {
   const message = `The response would be larger than ${maxBytes} bytes: ask for fewer items or fields, or split the batch.`;
   const tooLarge = () =>
     jsonResponse(
@@ -66,7 +70,7 @@ export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: R
     return true;
   };
 
-  return {
+  const plugin: Plugin = {
     // A batch is measured result by result and refused as soon as it is over, before the whole
     // array is serialised (a refused 6.8 MB batch cost 200-600 ms of CPU; now what the limit holds).
     onResultProcess({ request, result, serverContext, setResultProcessor }) {
@@ -80,16 +84,18 @@ export function useResponseLimit({ maxBytes, maxBytesInFlight, onOverBudget }: R
         setResultProcessor(() => overBudget(pathnameOf(request)), 'application/json');
       }
     },
-    onResponse({ request, response, serverContext, setResponse }) {
+  };
+  const edge: Edge = {
+    onResponse(request, response, serverContext) {
       if (!JSON_BODY.test(response.headers.get('content-type') ?? '')) return;
       // Exact, in bytes, for single results (and any batch measured short above: UTF-16 lengths).
       const length = Number(response.headers.get('content-length') ?? 0);
       // The path is parsed only for an answer that is refused, not for every answer.
-      if (length > maxBytes && pathnameOf(request).replace(/\/$/, '') === '/graphql')
-        return setResponse(tooLarge());
-      if (length > 0 && !take(request, serverContext, length)) setResponse(overBudget(pathnameOf(request)));
+      if (length > maxBytes && pathnameOf(request).replace(/\/$/, '') === '/graphql') return tooLarge();
+      if (length > 0 && !take(request, serverContext, length)) return overBudget(pathnameOf(request));
     },
   };
+  return { plugin, edge };
 }
 
 const pathnameOf = (request: Request) => new URL(request.url).pathname;

@@ -1,6 +1,6 @@
-import type { Plugin } from 'graphql-yoga';
 import { SECURITY_HEADERS } from './headers';
 import { Response } from './fetch-api';
+import type { Edge } from './router';
 import {
   liveOrdersCommands,
   SAMPLE_QUERY,
@@ -28,14 +28,14 @@ export interface StartPageOptions {
 }
 
 /** `GET /`: what this server is and where to go, HTML for browsers and JSON for everything else. */
-export function useStartPage({
+export function startPageEdge({
   graphiql = true,
   adHocQueries = true,
   metrics = 'off',
   database = 'the MongoDB-compatible database that MONGODB_URI names',
   publicBaseUrl,
   liveOrdersDemo = false,
-}: StartPageOptions = {}): Plugin {
+}: StartPageOptions = {}): Edge {
   const facts: StartPageFacts = { graphiql, adHocQueries, metrics, database, liveOrdersDemo };
   const links = startSections(facts).flatMap((section) => section.links);
   const json = (origin: string) =>
@@ -52,23 +52,22 @@ export function useStartPage({
   const fixed = publicBaseUrl
     ? { html: startPageHtml(publicBaseUrl, facts), json: json(publicBaseUrl) }
     : undefined;
-  return {
-    onRequest({ request, url, endResponse }) {
-      if (url.pathname !== '/' || (request.method !== 'GET' && request.method !== 'HEAD')) return;
-      const wantsHtml = request.headers.get('accept')?.includes('text/html') ?? false;
-      const headers = wantsHtml
-        ? {
-            ...SECURITY_HEADERS,
-            'content-type': 'text/html; charset=utf-8',
-            'content-security-policy': START_PAGE_CSP,
-          }
-        : { 'content-type': 'application/json; charset=utf-8' };
-      let body: string | null = null;
-      if (request.method === 'GET') {
-        if (wantsHtml) body = fixed?.html ?? startPageHtml(url.origin, facts);
-        else body = fixed?.json ?? json(url.origin);
-      }
-      endResponse(new Response(body, { status: 200, headers: { ...headers, vary: 'accept' } }));
-    },
+  const answer = (request: Request, url: URL) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return;
+    const wantsHtml = request.headers.get('accept')?.includes('text/html') ?? false;
+    const headers = wantsHtml
+      ? {
+          ...SECURITY_HEADERS,
+          'content-type': 'text/html; charset=utf-8',
+          'content-security-policy': START_PAGE_CSP,
+        }
+      : { 'content-type': 'application/json; charset=utf-8' };
+    let body: string | null = null;
+    if (request.method === 'GET') {
+      if (wantsHtml) body = fixed?.html ?? startPageHtml(url.origin, facts);
+      else body = fixed?.json ?? json(url.origin);
+    }
+    return new Response(body, { status: 200, headers: { ...headers, vary: 'accept' } });
   };
+  return { routes: { paths: { '/': answer } } };
 }

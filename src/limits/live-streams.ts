@@ -5,12 +5,14 @@ import { createAddressKey } from './client-key';
 import type { FleetSlots } from './live-fleet-slots';
 import { tooManySubscriptions } from '../errors';
 import type { Plugin } from 'graphql-yoga';
+import type { Edge } from '../http/router';
 
 export interface LiveStreams {
   /** Opens a stream within the hub's bounds, owned by the request that asked for it. */
   open(request: Request, serverContext: unknown, live: LiveOrderRequest): Promise<LiveOrderStream>;
-  /** Gives back what requests own (src/http/use-live-stream-owners.ts). */
+  /** Gives back what requests own (src/http/use-live-stream-owners.ts): a plugin and a router edge. */
   plugin: Plugin;
+  edge: Edge;
 }
 
 /** The live orders hub (src/db/orders/live-orders.ts) as the GraphQL subscriptions meet it. */
@@ -22,6 +24,7 @@ export function createLiveStreams(
   const addressOf = createAddressKey(trustedProxies);
   return {
     plugin: owners.plugin,
+    edge: owners.edge,
     async open(request, serverContext, live) {
       const taken = fleet && (await fleet.acquire(live.customerId));
       if (fleet && taken === 'full') throw fleetFull(fleet.perCustomer);

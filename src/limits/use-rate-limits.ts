@@ -1,6 +1,7 @@
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { estimateCost, estimateDatabaseWork } from '../graphql-cost';
+import type { Edge, ServerContext } from '../http/router';
 import type { ClientKeyOf } from './client-key';
 import type { Allowance, ClientLimiter } from './limiter';
 import { costBudgetExceeded, limiterUnavailable, setRateLimitHeaders, tooManyRequests } from './responses';
@@ -25,18 +26,12 @@ type Api = 'rest' | 'graphql';
  * and again (GraphiQL's 5 MB script, the docs' 1.7 MB bundle) spends its budget. Health checks and
  * /metrics are not (a monitor must never be refused). The pages answer a refusal in REST's shape.
  */
-function countedApi(url: URL): Api | undefined {
-  const { pathname } = url;
-  if (pathname === '/graphql' || pathname === '/graphql/') return 'graphql';
-  if (
-    pathname.startsWith('/api/v1/') ||
-    pathname === '/api/v1' ||
-    pathname.startsWith('/docs') ||
-    pathname.startsWith('/graphiql/')
-  )
-    return 'rest';
-  return undefined;
-}
+const COUNTED_PATHS: Record<string, Api> = {
+  '/graphql': 'graphql',
+  '/graphql/': 'graphql',
+  '/api/v1': 'rest',
+};
+const COUNTED_PREFIXES: Record<string, Api> = { '/api/v1/': 'rest', '/docs': 'rest', '/graphiql/': 'rest' };
 
 /**
  * What a request's key is remembered by: its node:http request, which the operations the REST
@@ -45,7 +40,10 @@ function countedApi(url: URL): Api | undefined {
 const holderOf = (request: Request, serverContext: unknown): object =>
   (serverContext as { req?: object } | null)?.req ?? request;
 
-export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimitOptions): Plugin {
+export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimitOptions): {
+  plugin: Plugin;
+  edge: Edge;
+} {
   // One key per request, shared by the request count and the cost charges of its operations.
   const keys = new WeakMap<object, string | Promise<string>>();
   const allowances = new WeakMap<Request, Allowance>();
@@ -57,14 +55,9 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
   };
 
   // Made once, not per request (a closure per request is also a name tsx sets on it).
-  const admit = (
-    allowance: Allowance | 'unavailable',
-    api: Api,
-    request: Request,
-    endResponse: (response: Response) => void,
-  ) => {
-    if (allowance === 'unavailable') return endResponse(limiterUnavailable(api));
-    if (!allowance.allowed) return endResponse(tooManyRequests(api, allowance));
+  const admit = (allowance: Allowance | 'unavailable', api: Api, request: Request) => {
+    if (allowance === 'unavailable') return limiterUnavailable(api);
+    if (!allowance.allowed) return tooManyRequests(api, allowance);
     allowances.set(request, allowance);
   };
   const charge = (
@@ -75,21 +68,31 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
     stop({ errors: [costBudgetExceeded(allowance)] });
   };
 
-  return {
-    // Both hooks stay synchronous when the key is known and the counts are this process's (no
-    // shared store): a returned promise makes every request wait a microtask turn for nothing.
-    onRequest({ request, url, serverContext, endResponse }) {
-      const api = countedApi(url);
-      if (!api) return;
-      if (!requests) {
-        if (cost) void keyOf(request, serverContext);
-        return;
-      }
-      const key = keyOf(request, serverContext);
-      if (typeof key === 'string' && requests.consumeNow)
-        return admit(requests.consumeNow(key, 1), api, request, endResponse);
-      return (async () => admit(await requests.consume(await key, 1), api, request, endResponse))();
+  // Both steps stay synchronous when the key is known and the counts are this process's (no
+  // shared store): a returned promise makes every request wait a microtask turn for nothing.
+  const count = (api: Api) => (request: Request, _url: URL, serverContext: ServerContext) => {
+    if (!requests) {
+      if (cost) void keyOf(request, serverContext);
+      return;
+    }
+    const key = keyOf(request, serverContext);
+    if (typeof key === 'string' && requests.consumeNow)
+      return admit(requests.consumeNow(key, 1), api, request);
+    return (async () => admit(await requests.consume(await key, 1), api, request))();
+  };
+  const counters = { graphql: count('graphql'), rest: count('rest') };
+  const counted = (apis: Record<string, Api>) =>
+    Object.fromEntries(Object.entries(apis).map(([path, api]) => [path, counters[api]]));
+  const edge: Edge = {
+    routes: { paths: counted(COUNTED_PATHS), prefixes: counted(COUNTED_PREFIXES) },
+    onResponse(request, response) {
+      const allowance = allowances.get(request);
+      if (!allowance || response.status === 429) return;
+      setRateLimitHeaders(response.headers, allowance);
     },
+  };
+
+  const plugin: Plugin = {
     onExecute({ args, setResultAndStopExecution }) {
       if (!cost) return;
       const context = args.contextValue as { request?: Request; req?: object };
@@ -101,10 +104,6 @@ export function useRateLimits({ requests, cost, clientKey, isTrusted }: RateLimi
         return charge(cost.consumeNow(key, points), setResultAndStopExecution);
       return (async () => charge(await cost.consume(await key, points), setResultAndStopExecution))();
     },
-    onResponse({ request, response }) {
-      const allowance = allowances.get(request);
-      if (!allowance || response.status === 429) return;
-      setRateLimitHeaders(response.headers, allowance);
-    },
   };
+  return { plugin, edge };
 }

@@ -1,6 +1,9 @@
 import type { Plugin } from 'graphql-yoga';
 import type { QueryObserver } from '../db/guards/instrumented';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Response } from '../http/fetch-api';
+import type { Edge } from '../http/router';
+import { METRICS_PATH } from '../http/use-metrics-access';
 import type { CountReason } from '../db/catalog/total-cache';
 import { useOperationMetrics, type OperationLabels } from './operation-metrics';
 import { createSummedHistogram } from './summed-histogram';
@@ -18,15 +21,16 @@ export interface Metrics {
   refusals: Counter<'reason'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
   observeQuery: QueryObserver;
-  /** GraphQL per-operation metrics (parse/validate/execute, errors) and the /metrics endpoint. */
+  /** GraphQL per-operation metrics (parse/validate/execute, errors). */
   plugin: Plugin;
+  /** The /metrics endpoint; behind metricsAccessEdge (src/http/use-metrics-access.ts). */
+  edge: Edge;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** The operationName label of a request with no name, and of one whose name the server does not know. */
 const ANONYMOUS_OPERATION = 'anonymous';
-const METRICS_PATH = '/metrics';
 const OTHER_OPERATION = 'other';
 
 /**
@@ -125,27 +129,16 @@ export function createMetrics({
     dbDuration.observe(`${outcome} ${query}`, seconds, () => ({ query, outcome }));
 
   const labelsOf = operationLabels(operationNames);
-  const operations = useOperationMetrics({ registry, labelsOf });
-  // Serves the registry; useMetricsAccess, installed before it, decides who may read it.
-  const endpoint: Plugin = {
-    onRequest({ url, fetchAPI, endResponse }) {
-      if (url.pathname !== METRICS_PATH) return;
-      return registry
-        .metrics()
-        .then((text) =>
-          endResponse(new fetchAPI.Response(text, { headers: { 'content-type': registry.contentType } })),
-        );
-    },
-  };
   // Per operation: execution time, executions and errors. Parse and validate are cached by Yoga
   // (near zero after an operation's first request) and the request duration is
   // http_request_duration_seconds: their histograms said nothing new.
-  const plugin: Plugin = {
-    onPluginInit({ addPlugin }) {
-      addPlugin(endpoint);
-      addPlugin(operations);
-    },
-  };
+  const plugin = useOperationMetrics({ registry, labelsOf });
+  // Serves the registry; metricsAccessEdge, placed before it, decides who may read it.
+  const serve = () =>
+    registry
+      .metrics()
+      .then((text) => new Response(text, { headers: { 'content-type': registry.contentType } }));
+  const edge: Edge = { routes: { paths: { [METRICS_PATH]: serve } } };
 
   return {
     registry,
@@ -156,6 +149,7 @@ export function createMetrics({
     refusals,
     observeQuery,
     plugin,
+    edge,
   };
 }
 

@@ -1,6 +1,7 @@
 import { useOpenTelemetry } from '@envelop/opentelemetry';
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
+import type { Edge } from '../http/router';
 
 const tracer = () => trace.getTracer('storefront-gateway.graphql');
 
@@ -30,14 +31,16 @@ function useParseAndValidateSpans(): Plugin {
  * Names the HTTP server span `GET /api/v1/products/{product}` with `http.route` (the route label
  * of logs and metrics, low in cardinality): the HTTP instrumentation knows only the method.
  */
-function useHttpRouteName(routeLabel: (pathname: string) => string): Plugin {
+function httpRouteNameEdge(routeLabel: (pathname: string) => string): Edge {
   return {
-    onRequest({ request, url }) {
-      const span = trace.getSpan(context.active());
-      if (!span) return;
-      const route = routeLabel(url.pathname);
-      span.setAttribute('http.route', route);
-      span.updateName(`${request.method} ${route}`);
+    routes: {
+      other(request, url) {
+        const span = trace.getSpan(context.active());
+        if (!span) return;
+        const route = routeLabel(url.pathname);
+        span.setAttribute('http.route', route);
+        span.updateName(`${request.method} ${route}`);
+      },
     },
   };
 }
@@ -47,9 +50,11 @@ function useHttpRouteName(routeLabel: (pathname: string) => string): Plugin {
  * global tracer provider the SDK registered; the document is recorded, variables and results are
  * not, as they may hold customer data). Loaded only when tracing is on.
  */
-export function graphqlTracingPlugins(routeLabel: (pathname: string) => string): Plugin[] {
-  return [
-    useHttpRouteName(routeLabel),
+export function graphqlTracingPlugins(routeLabel: (pathname: string) => string): {
+  edge: Edge;
+  plugins: Plugin[];
+} {
+  const plugins = [
     useParseAndValidateSpans(),
     useOpenTelemetry(
       { resolvers: false, variables: false, result: false },
@@ -60,6 +65,7 @@ export function graphqlTracingPlugins(routeLabel: (pathname: string) => string):
       'graphql.execute ',
     ) as Plugin,
   ];
+  return { edge: httpRouteNameEdge(routeLabel), plugins };
 }
 
 /** The trace id of the span active now (the HTTP request's), for the request's log line. */

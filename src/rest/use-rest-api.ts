@@ -8,6 +8,7 @@ import { productTagsOf, type CachedBody, type PageCache } from './page-cache';
 import { canonicalQuery, parseQuery, readQuery } from './query';
 import { errorCodeResponse, messageResponse, validationResponse } from './responses';
 import { jsonResponse, Response } from '../http/fetch-api';
+import type { Edge, ServerContext } from '../http/router';
 import { createSingleFlight } from '../single-flight';
 
 export interface RestApiOptions {
@@ -71,7 +72,7 @@ function prepareDocuments(schema: GraphQLSchema): Map<Endpoint, DocumentNode> {
  * `getEnveloped` with the request's own context, so REST shares the schema's data path,
  * authorisation and error codes.
  */
-export function useRestApi(options: RestApiOptions = {}): Plugin {
+export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge: Edge } {
   const {
     publicBaseUrl,
     pageCache,
@@ -177,35 +178,26 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
     }
   }
 
-  return {
+  const plugin: Plugin = {
     onYogaInit({ yoga }) {
       const instance = yoga as unknown as Yoga;
       started = { yoga: instance, documents: prepareDocuments(instance.getEnveloped().schema) };
     },
-    onRequest({ request, url, endResponse, serverContext }) {
-      // Synchronous for /graphql and the rest: an async hook makes each request wait a microtask turn.
-      if (url.pathname !== PREFIX && !url.pathname.startsWith(`${PREFIX}/`)) return;
-      return serve(request, url, endResponse, serverContext as Record<string, unknown>);
-    },
   };
+  // Only /api/v1 and what is under it reach serve: nothing else pays for it.
+  const edge: Edge = { routes: { paths: { [PREFIX]: serve }, prefixes: { [`${PREFIX}/`]: serve } } };
+  return { plugin, edge };
 
-  async function serve(
-    request: Request,
-    url: URL,
-    endResponse: (response: Response) => void,
-    serverContext: Record<string, unknown>,
-  ): Promise<void> {
+  async function serve(request: Request, url: URL, serverContext: ServerContext): Promise<Response> {
     // Laravel's router ignores one trailing slash.
     const path = url.pathname.length > PREFIX.length + 1 ? url.pathname.replace(/\/$/, '') : url.pathname;
     const matched = matchEndpoint(path);
-    if (!matched) return endResponse(messageResponse(404, 'Not Found.'));
+    if (!matched) return messageResponse(404, 'Not Found.');
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return endResponse(
-        messageResponse(
-          405,
-          `The ${request.method} method is not supported for route ${path.slice(1)}. Supported methods: ${ALLOWED_METHODS}.`,
-          { allow: ALLOWED_METHODS },
-        ),
+      return messageResponse(
+        405,
+        `The ${request.method} method is not supported for route ${path.slice(1)}. Supported methods: ${ALLOWED_METHODS}.`,
+        { allow: ALLOWED_METHODS },
       );
     }
     let response: Response;
@@ -216,6 +208,6 @@ export function useRestApi(options: RestApiOptions = {}): Plugin {
       onUnexpectedError(error, request);
       response = messageResponse(500, 'Server Error.');
     }
-    endResponse(request.method === 'HEAD' ? new Response(null, response) : response);
+    return request.method === 'HEAD' ? new Response(null, response) : response;
   }
 }

@@ -1,4 +1,4 @@
-import type { Lane } from './admission';
+import { DatabaseBusyError, type Lane } from './admission';
 import { createExpiryList, type Expiring } from './expiry-list';
 import { instrumented, type AsyncMethods, type QueryObserver } from './instrumented';
 
@@ -224,4 +224,10 @@ class GuardedCall implements Expiring {
     this.controller.abort(reason);
     this.fail(reason);
   }
+}
+
+/** A call refused or abandoned by the admission control (a 503), not a failure to log. */
+export function isAdmissionOutcome(error: unknown): boolean {
+  const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
+  return original instanceof DatabaseBusyError || original instanceof RequestAbandonedError;
 }
