@@ -11,6 +11,7 @@ import { startServer, type RunningServer } from '../src/server';
 import { loadFixtures, loadGenerated } from '../seed/load';
 import { median } from './median';
 import { DISTINCT_PATHS, REQUESTS, requestMix } from './cache-mix';
+import { outsideWrites } from './outside-writes';
 
 /**
  * Issue 35: the response cache's hit ratio under outside writes, `npm run bench:cache-writes`.
@@ -49,26 +50,16 @@ async function hitRatio(server: RunningServer): Promise<{ ratio: number; msPerRe
   return { ratio: hits / mix.length, msPerRequest: busyMs / mix.length };
 }
 
-/** Another application's writes: renames, price changes and category moves, in turn. */
+/** Another application's writes (bench/outside-writes.ts), WRITES_PER_S a second. */
 function startWriter(uri: string, dbName: string) {
   const client = new MongoClient(uri);
   const products = client.db(dbName).collection<Document>('products');
   let stopped = false;
   let written = 0;
-  let state = 7;
-  const random = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const run = async () => {
-    const docs = await products.find({}, { projection: { _id: 1, name: 1 } }).toArray();
-    const categories = (await products.distinct('category_name')) as string[];
-    for (let n = 0; !stopped; n++) {
-      const doc = docs[Math.floor(random() * docs.length)]!;
-      const category = categories[Math.floor(random() * categories.length)]!;
-      const change = [
-        { name: `${String(doc.name)} (${n})` },
-        { 'variant.price.amount': `${(n % 90) + 10}.99` },
-        { category_name: category, category_key: category.toLowerCase() },
-      ][n % 3]!;
-      await products.updateOne({ _id: doc._id }, { $set: change });
+    const writeNext = await outsideWrites(products);
+    while (!stopped) {
+      await writeNext();
       written++;
       await new Promise((resolve) => setTimeout(resolve, 1000 / WRITES_PER_S));
     }

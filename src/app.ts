@@ -148,17 +148,19 @@ export function createApp(deps: AppDependencies): App {
   }
   const countCacheLookup = (result: 'hit' | 'miss') => metrics?.cacheLookups.inc({ result });
   const feed = deps.productFeed;
+  // Admission control: lookups by key get their own lane, so scans cannot starve an order or a node.
+  const { timeoutMs, admission } = config.mongo;
+  const settleMs = timeoutMs + 1_000; // one database deadline: reads begun before a change have ended
   const stores = responseStores(
     redis && createRedisResponseStore(redis, config.responseCacheBudget),
     config.responseCacheBudget,
+    settleMs,
     feed?.mode === 'log' ? () => feed.handedOn() : undefined,
   );
   const responseStore = stores.create;
   const cacheOn = config.responseCacheTtlMs > 0;
   const { maxAgeSeconds, staleWhileRevalidateSeconds } = config.httpCache;
   const publicCacheControl = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
-  // Admission control: lookups by key get their own lane, so scans cannot starve an order or a node.
-  const { timeoutMs, admission } = config.mongo;
   // Calls should finish within half the deadline; slower ones mean too many run at once.
   const limits = { ...admission, maxWaitMs: QUEUE_WAIT_MS, giveUpMs: timeoutMs, slowMs: timeoutMs / 2 };
   const { laneOf } = createQueryLanes(limits, admission.wordScans, admission.wordScanShare);
@@ -364,11 +366,13 @@ export function createApp(deps: AppDependencies): App {
   const { productFeed } = deps;
   if (productFeed) {
     // Every instance follows the feed and purges its own caches (and the shared one: idempotent).
-    // The second purge waits out requests that read before the change (one database deadline).
+    // Answers read before a change and stored after its purge are refused; a shared store is purged
+    // once more a database deadline later, for the instances whose feeds are behind this one's.
     purgeOnChange(
       (listener) => productFeed.subscribe((batch) => listener(cacheScopeOf(batch))),
       [...stores.all],
-      timeoutMs + 1_000,
+      stores.purges,
+      settleMs,
     );
     if (!deps.keptTotals) followTotals(productFeed, totals);
   }

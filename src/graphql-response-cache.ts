@@ -9,12 +9,12 @@ import { useHttpCaching } from './http/use-http-caching';
 import { conditionalJsonResponse, etagOf } from './http/etag';
 import type { SizedResult } from './http/use-response-limit';
 import { decodeGlobalId } from './schema/global-id';
-import type { ResponseStore } from './store/response-store';
+import type { CacheStore } from './store/response-store';
 import { ANY_PRODUCT_TAG } from './db/catalog/read-tags';
 
 export interface GraphqlResponseCacheOptions {
   ttlMs: number;
-  store: ResponseStore;
+  store: CacheStore;
   /** Executions that keep their own cache (the /api/v1 pages). */
   skip: (context: unknown) => boolean;
   /** `Cache-Control` of shareable results. */
@@ -107,18 +107,23 @@ function tagOf(entity: { typename: string; id?: string | number }): string[] {
 
 /**
  * This schema has no mutations: entries expire, or a change purges them (src/store/response-store.ts,
- * purgeOnChange), or a purge (scripts/cache-purge.ts) drops them.
+ * purgeOnChange), or a purge (scripts/cache-purge.ts) drops them. One per request's context: the
+ * lookup takes the purge sequence before the operation reads anything, and the result is stored
+ * (and handed to the requests waiting for it) only if no change its tags can show was purged since.
  */
 function storedResultCache(
-  store: ResponseStore,
+  store: CacheStore,
   onLookup: (result: 'hit' | 'miss') => void,
   knownMiss: (key: string) => boolean,
   onStored: (key: string, json: string) => void,
   readTags: () => readonly string[],
 ): Cache {
+  // By key: the operations of a batch may share one context.
+  const since = new Map<string, number>();
   return {
     async get(key) {
       const stored = knownMiss(key) ? undefined : await store.get(key);
+      if (!since.has(key)) since.set(key, store.since());
       onLookup(stored ? 'hit' : 'miss');
       return stored ? (JSON.parse(stored) as ExecutionResult) : undefined;
     },
@@ -126,8 +131,9 @@ function storedResultCache(
       // The entities it holds, and what it read: filters it listed or counted, ids it asked for.
       const tags = [...new Set([...[...entities].flatMap(tagOf), ...readTags()])];
       const json = JSON.stringify(result);
-      onStored(key, json);
-      void store.set(key, json, ttl, tags);
+      const began = since.get(key);
+      // Not stored: the requests waiting for this flight run on their own when it finishes.
+      if (began !== undefined && store.set(key, json, ttl, tags, began)) onStored(key, json);
     },
     invalidate: () => undefined,
   };
@@ -225,7 +231,7 @@ function storedBytesPlugin({
   flights,
   onHit,
 }: {
-  store: ResponseStore;
+  store: CacheStore;
   publicCacheControl: string;
   missed: WeakMap<Request, string>;
   flights: ResultFlights;

@@ -41,7 +41,9 @@ type Run = (
 ) => Promise<{ result: ExecutionResult; readTags: readonly string[] }>;
 
 /** A page's execution, shared by the concurrent misses of its cache key. */
-type Rendered = { result: ExecutionResult; entry?: undefined } | { entry: CachedBody; result?: undefined };
+type Rendered =
+  | { result: ExecutionResult; entry?: undefined }
+  | { entry: CachedBody & { stored: boolean }; result?: undefined };
 
 interface MatchedRequest {
   endpoint: Endpoint;
@@ -111,7 +113,8 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
     const baseUrl = publicBaseUrl ?? url.origin;
     // What the body depends on, nothing the client can vary without changing the answer.
     const cacheKey = `${baseUrl}${path}?${query}`;
-    const cached = await cache?.get(cacheKey);
+    const lookup = await cache?.get(cacheKey);
+    const cached = lookup?.page;
     const fresh = cached && !cached.stale ? cached : undefined;
     if (cache) onCacheLookup(fresh ? 'hit' : 'miss');
     const ifNoneMatch = request.headers.get('if-none-match');
@@ -126,7 +129,7 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
 
     const document = started!.documents.get(endpoint)!;
     const variables = endpoint.variables(input.value, params);
-    if (cache) {
+    if (cache && lookup) {
       // Concurrent misses of one page run it once; the others wait for that run, not the database.
       let ranItself = false;
       const rendered = await pagesInFlight.run(cacheKey, request.signal, async (signal) => {
@@ -136,8 +139,11 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
         const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
         const json = JSON.stringify(body);
         const tags = [...productTagsOf(body as Record<string, unknown>), ...readTags];
-        return { entry: cache.put(cacheKey, json, tags) };
+        return { entry: cache.put(cacheKey, json, tags, lookup.since) };
       });
+      // A page not stored was touched by a change purged while it ran: it may predate that change,
+      // and a request that joined the run after it must not answer it.
+      if (rendered.entry && !rendered.entry.stored && !ranItself) return respondUncached();
       if (rendered.entry) return conditionalJsonResponse(rendered.entry, ifNoneMatch, headers);
       // Another client's budget refused the run this request joined: it runs on its own budget.
       if (!ranItself && rendered.result.errors?.[0]?.extensions?.code === 'RATE_LIMITED')

@@ -79,29 +79,108 @@ export function createProcessResponseStore(budget: ByteBudget): ResponseStore {
 }
 
 /**
- * Reads only once the feed has handed on every write committed before the read (then every entry
- * from before such a write has been purged); a feed that cannot say in time means a miss.
+ * What the app's caches write through: a store, and the purge log of every change purged from it.
+ * A request takes `since` before its first database read, and its answer is stored only if no purge
+ * since then could have altered it: a change that lands while the request reads (its answer may
+ * predate it) and is purged before the answer is stored would otherwise leave that answer behind.
  */
-export function readAfterFeed(store: ResponseStore, handedOn: () => Promise<boolean>): ResponseStore {
-  return { ...store, get: async (key) => ((await handedOn()) ? store.get(key) : undefined) };
+export interface CacheStore {
+  readonly scope: ResponseStore['scope'];
+  get(key: string): Promise<string | undefined>;
+  /** The purge sequence now: taken after the cache lookup, before the request reads the database. */
+  since(): number;
+  /**
+   * Stores in the background unless a purge after `since` touched `tags`; answers whether it
+   * stores (a refused answer is still the right answer for its own request, not for a later one).
+   */
+  set(key: string, value: string, ttlMs: number, tags: readonly string[], since: number): boolean;
 }
+
+type KeptScope = 'all' | { tags: ReadonlySet<string>; touches(filterTag: string): boolean };
+
+/** Whether a purge of `scope` drops an entry tagged `tags`: as purgeOnChange decides. */
+function reaches(scope: KeptScope, tags: readonly string[]): boolean {
+  if (scope === 'all') return true;
+  return tags.some((tag) => scope.tags.has(tag) || (isFilterTag(tag) && scope.touches(tag)));
+}
+
+/** Most purges a log remembers; past it (or `keepMs`), the oldest is forgotten. */
+const PURGES_KEPT = 1_000;
+
+/**
+ * The purges of an app's caches, in order: a sequence bumped by each, and each one's scope (the
+ * tags it named, and which filters it touches) for `keepMs`. A filter is kept as the change's
+ * predicate, not as the tags purged: a filter first read by a request still running had no entry
+ * to purge, and its answer may still miss the change. A request that began before a purge it no
+ * longer remembers is treated as touched (not stored).
+ */
+export function createPurgeLog(keepMs: number, limit = PURGES_KEPT) {
+  let sequence = 0;
+  let forgotten = 0;
+  const kept: { sequence: number; at: number; scope: KeptScope }[] = [];
+  const forget = () => {
+    const now = Date.now();
+    while (kept.length > limit || (kept.length > 0 && now - kept[0]!.at > keepMs))
+      forgotten = kept.shift()!.sequence;
+  };
+  return {
+    now(): number {
+      forget();
+      return sequence;
+    },
+    /** A change about to be purged: recorded before any entry goes. */
+    record(scope: CacheScope): void {
+      kept.push({
+        sequence: ++sequence,
+        at: Date.now(),
+        scope: scope === 'all' ? 'all' : { tags: new Set(scope.tags), touches: scope.touches },
+      });
+      forget();
+    },
+    /** Whether a purge after `since` reaches an entry tagged `tags`. */
+    touchedSince(since: number, tags: readonly string[]): boolean {
+      forget();
+      if (since < forgotten) return true;
+      for (let i = kept.length - 1; i >= 0 && kept[i]!.sequence > since; i--)
+        if (reaches(kept[i]!.scope, tags)) return true;
+      return false;
+    },
+  };
+}
+
+export type PurgeLog = ReturnType<typeof createPurgeLog>;
 
 /**
  * The stores of an app's caches: one per cache in the process (each with its own byte budget), or
- * the one `shared` (Redis); `all` to purge. With `handedOn`, reads wait for the feed (readAfterFeed).
+ * the one `shared` (Redis); `all` to purge, `purges` their log (purgeOnChange records in it). With
+ * `handedOn`, reads wait for the feed: only once it has handed on every write committed before the
+ * read (then every entry from before such a write has been purged); a feed that cannot say in time
+ * means a miss.
  */
 export function responseStores(
   shared: ResponseStore | undefined,
   budget: ByteBudget,
+  keepPurgesMs: number,
   handedOn?: () => Promise<boolean>,
 ) {
   const all = new Set<ResponseStore>();
+  const purges = createPurgeLog(keepPurgesMs);
   return {
     all,
-    create(): ResponseStore {
+    purges,
+    create(): CacheStore {
       const store = shared ?? createProcessResponseStore(budget);
       all.add(store);
-      return handedOn ? readAfterFeed(store, handedOn) : store;
+      return {
+        scope: store.scope,
+        get: handedOn ? async (key) => ((await handedOn()) ? store.get(key) : undefined) : store.get,
+        since: purges.now,
+        set(key, value, ttlMs, tags, since) {
+          if (purges.touchedSince(since, tags)) return false;
+          void store.set(key, value, ttlMs, tags);
+          return true;
+        },
+      };
     },
   };
 }
@@ -194,15 +273,24 @@ export async function purgeAll(redis: SharedRedis): Promise<number> {
 }
 
 /**
- * Purges `stores` when the feed reports a change, and once more `settleMs` later: a request that
- * read the old data before the change and stored its answer after the first purge is dropped by
- * the second (one slower than that is bounded by the entries' lifetime). A change whose reach is
- * unknown (`'all'`: no document before it) drops every entry; any other drops the entries tagged
- * with what it names, and those of each filter it `touches` (src/db/derived/cache-scope.ts).
+ * Purges `stores` when the feed reports a change, after recording it in `purges`: an answer whose
+ * reads began before the change and that is stored after this is refused (CacheStore), so one purge
+ * is enough for a store only this process writes. A change whose reach is unknown (`'all'`: no
+ * document before it) drops every entry; any other drops the entries tagged with what it names,
+ * and those of each filter it `touches` (src/db/derived/cache-scope.ts).
+ *
+ * A shared store (Redis) is purged once more `settleMs` later. Every instance refuses its own late
+ * answers by its own log, and its own purge drops what it stored before it; but an instance whose
+ * feed is behind this one's can still store an answer read before the change after this purge, and
+ * the instances ahead serve it until the one behind hands the change on. The second purge drops
+ * those stored within `settleMs` (one database deadline: every read begun before the change has
+ * ended by then); an instance more than `settleMs` behind can store after it too, until its own
+ * purge.
  */
 export function purgeOnChange(
   subscribe: (listener: (scope: CacheScope) => Promise<void>) => () => void,
   stores: readonly ResponseStore[],
+  purges: PurgeLog,
   settleMs: number,
 ): () => void {
   const purgeOne = async (store: ResponseStore, scope: CacheScope) => {
@@ -210,17 +298,22 @@ export function purgeOnChange(
     const filters = (await store.filterTags()).filter((tag) => scope.touches(tag));
     return store.purgeTags([...scope.tags, ...filters]);
   };
-  const purge = (scope: CacheScope) => Promise.all(stores.map((store) => purgeOne(store, scope)));
+  const purge = (scope: CacheScope, which: readonly ResponseStore[]) =>
+    Promise.all(which.map((store) => purgeOne(store, scope)));
+  const shared = stores.filter((store) => store.scope === 'shared');
   const timers = new Set<NodeJS.Timeout>();
   // The feed waits for the first purge: a request it then lets read the cache finds no entry from before.
   const unsubscribe = subscribe((scope: CacheScope) => {
-    const again = setTimeout(() => {
-      timers.delete(again);
-      void purge(scope);
-    }, settleMs);
-    again.unref();
-    timers.add(again);
-    return purge(scope).then(() => undefined);
+    purges.record(scope);
+    if (shared.length > 0) {
+      const again = setTimeout(() => {
+        timers.delete(again);
+        void purge(scope, shared);
+      }, settleMs);
+      again.unref();
+      timers.add(again);
+    }
+    return purge(scope, stores).then(() => undefined);
   });
   return () => {
     for (const timer of timers) clearTimeout(timer);

@@ -10,13 +10,15 @@ export interface DelayingProxy {
   uri: string;
   /** How long each reply from the database is held from now on (0: passed on at once). */
   delayMs: number;
+  /** Replies held now: the database has answered them (its work is done), the client waits. */
+  held: number;
   close(): Promise<void>;
 }
 
 export async function startDelayingProxy(databaseUri: string): Promise<DelayingProxy> {
   const upstream = new URL(databaseUri);
   const sockets = new Set<net.Socket>();
-  const proxy: DelayingProxy = { uri: '', delayMs: 0, close: async () => undefined };
+  const proxy: DelayingProxy = { uri: '', delayMs: 0, held: 0, close: async () => undefined };
   const server = net.createServer((client) => {
     const database = net.connect(Number(upstream.port), upstream.hostname);
     for (const socket of [client, database]) {
@@ -29,7 +31,9 @@ export async function startDelayingProxy(databaseUri: string): Promise<DelayingP
       if (proxy.delayMs === 0) client.write(chunk);
       else {
         database.pause();
+        proxy.held++;
         setTimeout(() => {
+          proxy.held--;
           client.write(chunk);
           database.resume();
         }, proxy.delayMs);
