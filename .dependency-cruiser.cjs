@@ -10,7 +10,7 @@
  */
 const layer = {
   process: '^src/(main|server|server-embedded|start-failure)[.]ts$',
-  app: '^src/app[.]ts$',
+  app: '^src/app(-data|-dependencies|-caches|-limits|-yoga-options)?[.]ts$',
   adapters:
     '^src/(rest|schema|docs)/|^src/(graphql-limits|graphql-response-cache|graphiql|graphql-subscription-root)[.]ts$',
   plugins: '^src/(http|limits|persisted|observability)/',
