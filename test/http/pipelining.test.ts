@@ -124,10 +124,15 @@ describe('pipelined requests', () => {
 
   it('from one address cannot starve other clients (row 3)', async () => {
     await pageTimes(7);
+    const quiet = Math.max(...(await pageTimes(7)));
     const sockets = await Promise.all(Array.from({ length: 5 }, () => pipeline(20_000)));
     const times = await pageTimes(7);
-    console.log(`row 3 (5 sockets × 20,000): REST pages ${times.map((t) => t.toFixed(0)).join(', ')} ms`);
+    console.log(
+      `row 3 (5 sockets × 20,000): REST pages ${times.map((t) => t.toFixed(0)).join(', ')} ms (without them: ${quiet.toFixed(0)} ms)`,
+    );
     for (const { socket } of sockets) socket.destroy();
-    expect(Math.max(...times)).toBeLessThan(1_000);
+    // Before: 6 of 7 pages waited past 5 s. The bound follows the machine's own pace (a full suite
+    // on two cores slows every page), never below a second.
+    expect(Math.max(...times)).toBeLessThan(Math.max(1_000, 3 * quiet));
   });
 });
