@@ -1,14 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Document } from 'mongodb';
-import { loadConfig } from '../src/config';
-import { startEmbeddedDatabase } from '../src/engine';
-import { connectDatabase, ensureIndexes } from '../src/db/mongo';
 import { createLogger } from '../src/logger';
 import { startServer, type RunningServer } from '../src/server';
-import { loadFixtures, loadGenerated } from '../seed/load';
+import { withCacheBenchDatabase } from './cache-bench-database';
 import { median } from './median';
 import { DISTINCT_PATHS, REQUESTS, requestMix } from './cache-mix';
 import { outsideWrites } from './outside-writes';
@@ -75,61 +69,44 @@ function startWriter(uri: string, dbName: string) {
   };
 }
 
-const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-cache-writes-'));
-const database = await startEmbeddedDatabase({ dataDir, log: () => undefined });
-try {
-  const seeding = await connectDatabase({ uri: database.uri, dbName: 'cachewrites' });
-  await ensureIndexes(seeding.db);
-  if (GENERATED > 0)
-    await loadGenerated(seeding.db, { seed: 1, products: GENERATED, orders: 0, withFixtures: true });
-  else await loadFixtures(seeding.db);
-  await seeding.close();
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    PORT: '0',
-    MONGODB_URI: database.uri,
-    MONGODB_DB: 'cachewrites',
-    CHANGE_FEED_POSTGRES_URL: database.postgresUrl,
-    JWT_SECRET: 'bench-secret-that-is-at-least-32-characters',
-    PUBLIC_BASE_URL: 'https://shop.example',
-    LOG_LEVEL: 'silent',
-    RESPONSE_CACHE_TTL_MS: '600000',
-  });
-  const rows: string[] = [];
-  const measure = async (label: string, writes: () => number) => {
-    const server = await startServer({ config, logger: createLogger('silent') });
-    const rounds = [];
-    const from = writes();
-    const started = performance.now();
-    for (let round = 0; round < ROUNDS; round++) rounds.push(await hitRatio(server));
-    const rate = ((writes() - from) * 1000) / (performance.now() - started);
-    const ratio = median(rounds.map((r) => r.ratio));
-    const ms = median(rounds.map((r) => r.msPerRequest));
-    const each = rounds.map((r) => `${(r.ratio * 100).toFixed(1)}`).join(' / ');
-    rows.push(
-      `| ${label} | ${rate.toFixed(1)} | ${each} % | ${(ratio * 100).toFixed(1)} % | ${ms.toFixed(2)} ms |`,
+await withCacheBenchDatabase(
+  'cachewrites',
+  { generated: GENERATED, responseCacheTtlMs: 600000 },
+  async ({ uri, config }) => {
+    const rows: string[] = [];
+    const measure = async (label: string, writes: () => number) => {
+      const server = await startServer({ config, logger: createLogger('silent') });
+      const rounds = [];
+      const from = writes();
+      const started = performance.now();
+      for (let round = 0; round < ROUNDS; round++) rounds.push(await hitRatio(server));
+      const rate = ((writes() - from) * 1000) / (performance.now() - started);
+      const ratio = median(rounds.map((r) => r.ratio));
+      const ms = median(rounds.map((r) => r.msPerRequest));
+      const each = rounds.map((r) => `${(r.ratio * 100).toFixed(1)}`).join(' / ');
+      rows.push(
+        `| ${label} | ${rate.toFixed(1)} | ${each} % | ${(ratio * 100).toFixed(1)} % | ${ms.toFixed(2)} ms |`,
+      );
+      // Totals counted again because a write dropped them (absent on code without the counter).
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const counted = (reason: string) =>
+        new RegExp(`^kept_totals_counted_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ??
+        '—';
+      rows[rows.length - 1] += ` ${counted('write')} | ${counted('counting')} |`;
+      await server.close(1_000);
+      return ratio;
+    };
+    const quiet = await measure('none', () => 0);
+    const writer = startWriter(uri, 'cachewrites');
+    const busy = await measure(`${WRITES_PER_S}/s`, writer.written);
+    await writer.stop();
+    console.log(
+      `Hit ratio of ${REQUESTS} requests over ${DISTINCT_PATHS.length} distinct reads, ${20 + GENERATED} products, one instance (log), ${REQUESTS_PER_S} requests/s, ${ROUNDS} rounds:\n`,
     );
-    // Totals counted again because a write dropped them (absent on code without the counter).
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    const counted = (reason: string) =>
-      new RegExp(`^kept_totals_counted_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? '—';
-    rows[rows.length - 1] += ` ${counted('write')} | ${counted('counting')} |`;
-    await server.close(1_000);
-    return ratio;
-  };
-  const quiet = await measure('none', () => 0);
-  const writer = startWriter(database.uri, 'cachewrites');
-  const busy = await measure(`${WRITES_PER_S}/s`, writer.written);
-  await writer.stop();
-  console.log(
-    `Hit ratio of ${REQUESTS} requests over ${DISTINCT_PATHS.length} distinct reads, ${20 + GENERATED} products, one instance (log), ${REQUESTS_PER_S} requests/s, ${ROUNDS} rounds:\n`,
-  );
-  console.log(
-    '| outside writes | writes/s reached | hit ratio per round | median | median ms per request | recounted: write unsure | recounted: came while counting |\n|---|--:|--:|--:|--:|--:|--:|',
-  );
-  console.log(rows.join('\n'));
-  console.log(`\nUnder writes: ${((busy / quiet) * 100).toFixed(0)} % of the quiet ratio.`);
-} finally {
-  await database.stop();
-  await rm(dataDir, { recursive: true, force: true });
-}
+    console.log(
+      '| outside writes | writes/s reached | hit ratio per round | median | median ms per request | recounted: write unsure | recounted: came while counting |\n|---|--:|--:|--:|--:|--:|--:|',
+    );
+    console.log(rows.join('\n'));
+    console.log(`\nUnder writes: ${((busy / quiet) * 100).toFixed(0)} % of the quiet ratio.`);
+  },
+);
