@@ -1,4 +1,4 @@
-import { get, type IncomingMessage } from 'node:http';
+import { get, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium';
@@ -116,7 +116,12 @@ describe('GraphiQL’s page and files', () => {
     context.on('weberror', (error) => errors.push(error.error().message));
     // What reached the server: the browser's own cache answers the rest.
     let received: string[] = [];
-    const onRequest = (request: IncomingMessage) => received.push(request.url ?? '');
+    let answering = 0;
+    const onRequest = (request: IncomingMessage, response: ServerResponse) => {
+      received.push(request.url ?? '');
+      answering += 1;
+      response.once('close', () => (answering -= 1));
+    };
     server.http.on('request', onRequest);
     const paths = () => [...new Set(received.map((url) => new URL(url, server.url).pathname))].sort();
     const visit = async (atLeast: number) => {
@@ -133,6 +138,11 @@ describe('GraphiQL’s page and files', () => {
       // A worker's file can reach the server after the browser lists its entry: wait for the server.
       for (const deadline = Date.now() + 20_000; paths().length < atLeast && Date.now() < deadline;)
         await new Promise((resolve) => setTimeout(resolve, 50));
+      // Every answer written, and a moment for the browser to store them, before the page goes:
+      // under load a worker's file still on its way when the page closed was fetched again.
+      for (const deadline = Date.now() + 20_000; answering > 0 && Date.now() < deadline;)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      await page.waitForTimeout(250);
       const status = await page.evaluate(
         () => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseStatus,
       );
