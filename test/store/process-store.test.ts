@@ -10,6 +10,20 @@ import {
 /** One process's store: filter tags listed while their entries live, and a change's scoped purge. */
 
 const budget = { maxBytes: 1_000_000, maxEntryBytes: 100_000 };
+
+/** A process store purged by the changes the test hands to `listener`, re-purged `settleMs` later where it must be. */
+function followedStore(settleMs: number) {
+  const stores = responseStores(undefined, budget, 60_000);
+  const store = stores.create();
+  let listen!: (scope: CacheScope) => Promise<void>;
+  const stop = purgeOnChange(
+    (next) => ((listen = next), () => undefined),
+    [...stores.all],
+    stores.purges,
+    settleMs,
+  );
+  return { store, listener: (scope: CacheScope) => listen(scope), stop };
+}
 const gift = 'list:[null,["gift"]]';
 const card = 'list:[null,["card"]]';
 
@@ -47,15 +61,7 @@ describe('the process response store', () => {
   });
 
   it('stores an answer only if no purge since its reads began could alter it', async () => {
-    const stores = responseStores(undefined, budget, 60_000);
-    const store = stores.create();
-    let listener!: (scope: CacheScope) => Promise<void>;
-    const stop = purgeOnChange(
-      (next) => ((listener = next), () => undefined),
-      [...stores.all],
-      stores.purges,
-      60_000,
-    );
+    const { store, listener, stop } = followedStore(60_000);
     const since = store.since();
     // A change to product 7 that enters the gift filter, purged while the answers were being read.
     await listener({ tags: ['product:7'], touches: (tag) => tag === gift });
@@ -87,15 +93,7 @@ describe('the process response store', () => {
   });
 
   it('does not purge a process store a second time', async () => {
-    const stores = responseStores(undefined, budget, 60_000);
-    const store = stores.create();
-    let listener!: (scope: CacheScope) => Promise<void>;
-    const stop = purgeOnChange(
-      (next) => ((listener = next), () => undefined),
-      [...stores.all],
-      stores.purges,
-      20,
-    );
+    const { store, listener, stop } = followedStore(20);
     await listener({ tags: ['product:7'], touches: () => false });
     // Read after the change, stored after its purge: kept past the old second purge's moment.
     expect(store.set('product 7', 'P', 60_000, ['product:7'], store.since())).toBe(true);
