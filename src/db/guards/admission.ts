@@ -1,3 +1,4 @@
+import { createAdaptiveLimit } from './adaptive-limit';
 import { createBusyBudget } from './busy-budget';
 
 /** How many database calls of one lane run at once, and how many may wait for a turn. */
@@ -54,11 +55,7 @@ export interface Admission {
  * A semaphore with a short FIFO queue. Past the queue, or when the wait it would have is longer
  * than `maxWaitMs`, a call is refused with DatabaseBusyError at once; a call whose request was
  * abandoned leaves the queue at once.
- *
- * How many run at once adapts (additive increase, multiplicative decrease): a call slower than
- * `slowMs` halves the limit (once per `slowMs`), a fast one raises it by 1/limit up to
- * `concurrency`. More concurrent scans than the database can serve only make each slower, until
- * all of them miss the deadline and nothing at all succeeds.
+ * How many run at once adapts to how long calls take (src/db/guards/adaptive-limit.ts).
  */
 export function createLane(
   name: string,
@@ -70,27 +67,11 @@ export function createLane(
   let restTimer: NodeJS.Timeout | undefined;
   const resting = () => budget.restMs() > 0;
   const admitted = (request?: object) => request !== undefined && begun.has(request);
-  let limit = concurrency;
-  let lastDecrease = -Infinity;
-  /**
-   * Moving average of how long a call takes, for the expected wait; from 0, so the slow first
-   * calls of a cold start (connections being opened) do not refuse the burst that follows.
-   */
-  let callMs = 0;
+  const limit = createAdaptiveLimit(concurrency, slowMs);
   const waiting: Waiter[] = [];
 
-  const adapt = (ms: number, ok: boolean) => {
-    callMs += (ms - callMs) / 5;
-    const now = performance.now();
-    if (ms >= slowMs) {
-      if (now - lastDecrease < slowMs) return;
-      lastDecrease = now;
-      limit = Math.max(1, limit / 2);
-    } else if (ok && ms < slowMs / 2) limit = Math.min(concurrency, limit + 1 / limit);
-  };
-
   const admit = () => {
-    while (running < Math.floor(limit) && waiting.length > 0) {
+    while (running < limit.slots() && waiting.length > 0) {
       const index = waiting.findIndex((waiter) => admitted(waiter.request));
       if (index < 0 && resting()) {
         restTimer ??= setTimeout(() => {
@@ -108,7 +89,7 @@ export function createLane(
     admit();
   };
   /** Whether a call may take a free slot now: not a new request's while the lane rests. */
-  const mayStart = (request?: object) => running < Math.floor(limit) && (!resting() || admitted(request));
+  const mayStart = (request?: object) => running < limit.slots() && (!resting() || admitted(request));
 
   function turn({ signal, request }: Admission): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -120,8 +101,8 @@ export function createLane(
     const hasBegun = admitted(request);
     // Calls ahead of it: those waiting, and a running one where every slot is taken (else it waits
     // out the budget's rest alone).
-    const ahead = waiting.length + (running >= Math.floor(limit) ? 1 : 0);
-    const expectedWaitMs = budget.restMs() + (ahead * callMs) / busyShare / Math.floor(limit);
+    const ahead = waiting.length + (running >= limit.slots() ? 1 : 0);
+    const expectedWaitMs = budget.restMs() + (ahead * limit.callMs()) / busyShare / limit.slots();
     if (!hasBegun && (waiting.length >= queue || expectedWaitMs > maxWaitMs))
       return Promise.reject(new DatabaseBusyError(name));
     return new Promise<void>((resolve, reject) => {
@@ -165,13 +146,13 @@ export function createLane(
     return running.then(
       (result) => {
         const ms = performance.now() - started;
-        adapt(ms, true);
+        limit.observe(ms, true);
         next(ms);
         return result;
       },
       (error: unknown) => {
         const ms = performance.now() - started;
-        adapt(ms, false);
+        limit.observe(ms, false);
         next(ms);
         throw error;
       },
@@ -190,7 +171,7 @@ export function createLane(
       return turn(admission).then(() => occupy(work));
     },
     /** For tests and metrics: calls running and waiting now, and how many may run. */
-    load: () => ({ running, waiting: waiting.length, limit: Math.floor(limit) }),
+    load: () => ({ running, waiting: waiting.length, limit: limit.slots() }),
   };
 }
 
