@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { PgoutputPlugin, type Pgoutput } from 'pg-logical-replication';
+import { createHandOnQueue, MAX_RUN_CHANGES } from './log-queue';
+import type { LogTransaction, RowChange } from './log-transaction';
 import { type Lsn, lsnOf } from './lsn';
 
 /**
@@ -11,32 +13,7 @@ import { type Lsn, lsnOf } from './lsn';
  * positions confirmed only once what precedes them has been handled.
  */
 
-export interface RowChange {
-  /** The document table, e.g. `documents_12` (its collection is in DocumentDB's catalogue). */
-  table: string;
-  /**
-   * The BSON as sent, decoded only for the tables followed (a cluster's log holds every database's
-   * writes). `before` where the table's replica identity is FULL; `after` absent for a deletion;
-   * `key` the `{"": _id}` of a deletion without a full replica identity.
-   */
-  before?: Buffer;
-  after?: Buffer;
-  key?: Buffer;
-  /** An insert: there was no document before (a change without `before` may just lack it). */
-  inserted?: true;
-}
-
-export interface LogTransaction {
-  /**
-   * Where the transaction's commit record ends: every change before it is handed on with it. 0n
-   * for a part of a large transaction handed on before its end (pgoutput sends only committed
-   * transactions, so the part is committed; its position is confirmed with the last part).
-   */
-  endLsn: Lsn;
-  changes: RowChange[];
-  /** The ids of the transactions handed on whole with it (a part's comes with the last part). */
-  xids: number[];
-}
+export type { LogTransaction, RowChange } from './log-transaction';
 
 export interface SessionHandlers {
   /** Called once at a time, in commit order, with one or more whole transactions; the next waits for it. */
@@ -66,22 +43,8 @@ export interface LogSession {
   close(): Promise<void>;
 }
 
-/**
- * Most decoded transactions, and changes, held unhandled before the socket is paused (TCP
- * backpressure): a bulk write of many documents in one transaction is held a run at a time, not
- * whole (20,000 documents with their before-images were ~80 MB).
- */
-const MAX_QUEUED = 2_000;
-const MAX_QUEUED_CHANGES = 4_000;
-/**
- * Transactions queued in a row are handed on as one run of at most this many changes: a bulk
- * write that commits document by document is then one write of grams per run, not one per document.
- */
-const MAX_RUN_CHANGES = 1_000;
 const DOCUMENT_TABLES = 'documentdb_data';
 const PG_EPOCH_MS = 946_684_800_000n;
-
-type Queued = { transaction: LogTransaction } | { progress: Lsn };
 
 // A copy: pg reuses the buffer a message arrives in, and the decoded values are views into it,
 // while the transaction is handled later (asynchronously).
@@ -127,61 +90,24 @@ export async function openLogSession(
   const decoder = new PgoutputPlugin({ protoVersion: 1, publicationNames: [slot.publication] });
   // pg's Client hides the protocol connection; replication needs its copy stream.
   const connection = (client as unknown as { connection: PgConnection }).connection;
-  const queue: Queued[] = [];
   let open: LogTransaction | undefined;
-  let queuedChanges = 0;
-  let draining = false;
   let confirmed = 0n;
   let closed = false;
 
   const send = (lsn: Lsn) => {
     if (!closed) connection.sendCopyFromChunk(standbyStatus(lsn));
   };
-  /** The next item to hand on: a progress mark, or the transactions queued in a row, as one run. */
-  const nextRun = (): Queued => {
-    const first = queue.shift()!;
-    if ('progress' in first) return first;
-    const run: LogTransaction = {
-      endLsn: first.transaction.endLsn,
-      changes: [...first.transaction.changes],
-      xids: [...first.transaction.xids],
-    };
-    for (let next = queue[0]; next && 'transaction' in next; next = queue[0]) {
-      if (run.changes.length + next.transaction.changes.length > MAX_RUN_CHANGES) break;
-      queue.shift();
-      run.changes.push(...next.transaction.changes);
-      run.xids.push(...next.transaction.xids);
-      // A part of a transaction (0n) does not take back the position of one before it.
-      if (next.transaction.endLsn > run.endLsn) run.endLsn = next.transaction.endLsn;
-    }
-    queuedChanges -= run.changes.length;
-    return { transaction: run };
-  };
-  const drain = async () => {
-    if (draining) return;
-    draining = true;
-    try {
-      while (queue.length > 0 && !closed) {
-        const next = nextRun();
-        if ('transaction' in next) await handlers.onTransaction(next.transaction);
-        else handlers.onProgress(next.progress);
-        if (queue.length < MAX_QUEUED / 2 && queuedChanges < MAX_QUEUED_CHANGES / 2)
-          connection.stream.resume();
-      }
-    } catch (error) {
+  const { enqueue } = createHandOnQueue({
+    handlers,
+    pause: () => connection.stream.pause(),
+    resume: () => connection.stream.resume(),
+    isClosed: () => closed,
+    fail: async (error) => {
       closed = true;
-      handlers.onClose(error as Error);
+      handlers.onClose(error);
       await client.end().catch(() => undefined);
-    } finally {
-      draining = false;
-    }
-  };
-  const enqueue = (item: Queued) => {
-    queue.push(item);
-    if ('transaction' in item) queuedChanges += item.transaction.changes.length;
-    if (queue.length >= MAX_QUEUED || queuedChanges >= MAX_QUEUED_CHANGES) connection.stream.pause();
-    void drain();
-  };
+    },
+  });
 
   connection.on('copyData', ({ chunk }: { chunk: Buffer }) => {
     if (chunk[0] === 0x6b) {
