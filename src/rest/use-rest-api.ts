@@ -68,6 +68,42 @@ function prepareDocuments(schema: GraphQLSchema): Map<Endpoint, DocumentNode> {
   );
 }
 
+/** Runs an operation on the app's own schema with the request's context, as a REST call. */
+function runner(yoga: Yoga, request: Request, serverContext: Record<string, unknown>): Run {
+  return async (document, variableValues, signal) => {
+    const enveloped = yoga.getEnveloped({
+      ...serverContext,
+      request: signal ? new Request(request.url, { headers: request.headers, signal }) : request,
+      params: {},
+      restExecution: true,
+    });
+    const contextValue = await enveloped.contextFactory();
+    const result = (await enveloped.execute({
+      schema: enveloped.schema,
+      document,
+      variableValues,
+      contextValue,
+    })) as ExecutionResult;
+    return { result, readTags: (contextValue as unknown as AppContext).readTags() };
+  };
+}
+
+/** For a result with errors: the first one's status. */
+function errorResponse({ errors }: ExecutionResult, cacheable: boolean): Response {
+  const error = errors![0]!;
+  const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
+  const response = errorCodeResponse(
+    error.extensions?.code,
+    error.message,
+    error.extensions?.errors,
+    http?.headers,
+  );
+  // A masked error (`unexpected`) was logged where it was masked; any other is logged here.
+  if (response.status === 500 && error.extensions?.unexpected !== true) throw error;
+  if (!cacheable) for (const [name, value] of Object.entries(PRIVATE)) response.headers.set(name, value);
+  return response;
+}
+
 /**
  * Serves /api/v1 inside Yoga from the endpoint table: each request is validated once by its
  * endpoint's query schema, then runs the endpoint's pre-validated GraphQL operation through
@@ -84,25 +120,6 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
   } = options;
   let started: { yoga: Yoga; documents: Map<Endpoint, DocumentNode> } | undefined;
   const pagesInFlight = createSingleFlight<Rendered>();
-
-  const runner =
-    (request: Request, serverContext: Record<string, unknown>): Run =>
-    async (document, variableValues, signal) => {
-      const enveloped = started!.yoga.getEnveloped({
-        ...serverContext,
-        request: signal ? new Request(request.url, { headers: request.headers, signal }) : request,
-        params: {},
-        restExecution: true,
-      });
-      const contextValue = await enveloped.contextFactory();
-      const result = (await enveloped.execute({
-        schema: enveloped.schema,
-        document,
-        variableValues,
-        contextValue,
-      })) as ExecutionResult;
-      return { result, readTags: (contextValue as unknown as AppContext).readTags() };
-    };
 
   /** One matched GET/HEAD: validate once, serve from the page cache or run, then build the body. */
   async function respond({ endpoint, params, path, url, request, run }: MatchedRequest): Promise<Response> {
@@ -148,7 +165,7 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
       // Another client's budget refused the run this request joined: it runs on its own budget.
       if (!ranItself && rendered.result.errors?.[0]?.extensions?.code === 'RATE_LIMITED')
         return respondUncached();
-      const refused = errorResponse(rendered.result);
+      const refused = errorResponse(rendered.result, endpoint.cacheable);
       // The refill cannot run now: the page it would replace, while it is young enough.
       if (cached && refused.status === 503)
         return conditionalJsonResponse(cached, ifNoneMatch, { ...headers, 'x-cache': 'STALE' });
@@ -159,28 +176,11 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
 
     async function respondUncached(): Promise<Response> {
       const { result } = await run(document, variables);
-      if (result.errors?.length) return errorResponse(result);
+      if (result.errors?.length) return errorResponse(result, endpoint.cacheable);
       const body = endpoint.body(result.data as Record<string, unknown>, { query, path, baseUrl });
       if (!endpoint.cacheable) return jsonResponse(200, body, PRIVATE);
       const json = JSON.stringify(body);
       return conditionalJsonResponse({ body: json, etag: etagOf(json) }, ifNoneMatch, headers);
-    }
-
-    /** For a result with errors: the first one's status. */
-    function errorResponse({ errors }: ExecutionResult): Response {
-      const error = errors![0]!;
-      const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
-      const response = errorCodeResponse(
-        error.extensions?.code,
-        error.message,
-        error.extensions?.errors,
-        http?.headers,
-      );
-      // A masked error (`unexpected`) was logged where it was masked; any other is logged here.
-      if (response.status === 500 && error.extensions?.unexpected !== true) throw error;
-      if (!endpoint.cacheable)
-        for (const [name, value] of Object.entries(PRIVATE)) response.headers.set(name, value);
-      return response;
     }
   }
 
@@ -208,7 +208,7 @@ export function useRestApi(options: RestApiOptions = {}): { plugin: Plugin; edge
     }
     let response: Response;
     try {
-      const run = runner(request, serverContext);
+      const run = runner(started!.yoga, request, serverContext);
       response = await respond({ ...matched, path, url, request, run });
     } catch (error) {
       onUnexpectedError(error, request);
