@@ -16,11 +16,11 @@ import { keptCountFor } from './total-adjust';
 import { createKeptGroups } from './kept-count';
 import type { BeforeImages } from '../derived/search-state';
 import type { IndexEvent } from '../guards/index-keeper';
-import { ID_FIELD_INDEX } from '../mongo';
 import { createCategoryProbe } from './category-probe';
 import { createOwnReads } from './product-own-reads';
 import { createStoredReads } from './product-stored-reads';
-import { listedId, onKeys, PRODUCT_KEYS, PROJECTION, type KeysetWindow, type Raw } from './product-rows';
+import { createKeyReads } from './product-key-reads';
+import { listedId, PRODUCT_KEYS, type KeysetWindow, type Raw } from './product-rows';
 
 export type { KeysetWindow } from './product-rows';
 
@@ -52,6 +52,7 @@ export function createProductRepository(
   /** The same collection, read as stored: every document goes through readProduct. */
   const stored = db.collection('products');
   const foreignKeys = foreignKeyProbe(stored, PRODUCT_KEYS, reads);
+  const keyReads = createKeyReads(stored, reads);
   const read = (rows: Raw[]) => readEach('products', rows, readProduct, onUnreadable);
   /** A category no product has: its page is empty, without walking the collection for it. */
   const emptyCategory = createCategoryProbe(stored, reads);
@@ -139,31 +140,12 @@ export function createProductRepository(
       return groupCounts('brands', signal);
     },
 
-    /** By the primary key (`_id` = id); the ids it does not hold, by the `id` field's index. */
-    async findByIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<ProductDoc[]> {
-      const own = await stored
-        .find(onKeys({ $in: [...ids] }), { projection: PROJECTION, ...reads, signal })
-        .toArray();
-      const found = new Set<unknown>(own.map((row) => row._id));
-      const missing = ids.filter((id) => !found.has(id));
-      const theirs =
-        missing.length === 0
-          ? []
-          : await stored
-              .find(
-                { id: { $in: missing }, _id: { $not: { $type: 'number' as 'double' } } },
-                { projection: PROJECTION, hint: ID_FIELD_INDEX, ...reads, signal },
-              )
-              .toArray();
-      return read([...own, ...theirs] as Raw[]);
+    async findByIds(ids: readonly number[], options?: CallOptions): Promise<ProductDoc[]> {
+      return read(await keyReads.byIds(ids, options));
     },
 
-    async findByVariantIds(ids: readonly number[], { signal }: CallOptions = {}): Promise<ProductDoc[]> {
-      return read(
-        (await stored
-          .find({ 'variant.id': { $in: [...ids] } }, { projection: PROJECTION, ...reads, signal })
-          .toArray()) as Raw[],
-      );
+    async findByVariantIds(ids: readonly number[], options?: CallOptions): Promise<ProductDoc[]> {
+      return read(await keyReads.byVariantIds(ids, options));
     },
 
     async insertMany(docs: ProductDoc[]): Promise<void> {
