@@ -22,13 +22,13 @@ import { metricsAccessEdge, metricsServed } from './http/use-metrics-access';
 import { notFoundEdge } from './http/use-not-found';
 import { requestLogEdge } from './http/use-request-log';
 import { useResponseLimit } from './http/use-response-limit';
-import { useRouter } from './http/router';
+import { useRouter, type Edge } from './http/router';
 import { createRouteLabel } from './http/routes';
 import { startPageEdge } from './http/use-start-page';
 import { operationNames } from './persisted/manifest';
 import { knownDocuments, persistedDocumentPlugins } from './persisted/use-persisted-documents';
 import { createErrorLog } from './observability/error-log';
-import { createMetrics } from './observability/metrics';
+import { createMetrics, type Metrics } from './observability/metrics';
 import { matchEndpoint, REST_ENDPOINTS } from './rest/endpoints';
 import { useRestApi } from './rest/use-rest-api';
 import { schema } from './schema/index';
@@ -46,7 +46,7 @@ export type App = YogaServerInstance<Record<string, unknown>, AppContext>;
 
 /** The Yoga instance that serves /graphql and /api/v1 from one schema and one data path. */
 export function createApp(deps: AppDependencies): App {
-  const { config, database, logger, redis } = deps;
+  const { config, logger, redis } = deps;
   const persistedDocuments = knownDocuments(
     config.persistedOperations,
     REST_ENDPOINTS.map((endpoint) => endpoint.document),
@@ -66,9 +66,7 @@ export function createApp(deps: AppDependencies): App {
 
   // GraphiQL sends arbitrary documents, which trusted-only refuses: it is off in that mode.
   const graphiql = config.introspection && config.persistedOperations.mode !== 'trusted-only';
-  const { rateLimit } = config;
   const { rateLimits, clientKey } = createRateLimits(deps);
-  const metricsAccess = { token: config.metricsToken, openWithoutToken: config.env !== 'production' };
   const clientErrors = useClientErrors({ logger });
   const tracing = deps.tracing?.plugins(routeLabel);
   const restApi = useRestApi({
@@ -114,23 +112,7 @@ export function createApp(deps: AppDependencies): App {
           traceId: deps.tracing?.traceId,
         }),
         httpGuardsEdge(),
-        healthEdge({
-          pingDatabase: () => pingDatabase(database.db),
-          isDraining: deps.isDraining,
-          pingSharedStore: redis && (() => redis.ping()),
-          // Failing closed, the limits refuse every API request while Redis does not answer.
-          sharedStoreRequired:
-            !rateLimit.failOpen && (rateLimit.requestsPerMinute > 0 || rateLimit.costPerMinute > 0),
-        }),
-        ...(metrics ? [metricsAccessEdge(metricsAccess), metrics.edge] : []),
-        startPageEdge({
-          graphiql,
-          adHocQueries: config.persistedOperations.mode !== 'trusted-only',
-          metrics: metrics ? metricsServed(metricsAccess) : 'off',
-          database: deps.databaseDescription,
-          publicBaseUrl: config.publicBaseUrl,
-          liveOrdersDemo: config.env !== 'production' && config.persistedOperations.mode !== 'trusted-only',
-        }),
+        ...operatorEdges(deps, metrics, graphiql),
         clientErrors.edge,
         ...(tracing ? [tracing.edge] : []),
         // After the client errors: a request refused as malformed is not counted.
@@ -172,6 +154,32 @@ export function createApp(deps: AppDependencies): App {
   caches.followFeed();
   if (deps.productFeed && !deps.keptTotals) followTotals(deps.productFeed, totals);
   return yoga;
+}
+
+/** What operators and people exploring reach: health, /metrics (behind its token), the start page. */
+function operatorEdges(deps: AppDependencies, metrics: Metrics | undefined, graphiql: boolean): Edge[] {
+  const { config, database, redis } = deps;
+  const { rateLimit } = config;
+  const metricsAccess = { token: config.metricsToken, openWithoutToken: config.env !== 'production' };
+  return [
+    healthEdge({
+      pingDatabase: () => pingDatabase(database.db),
+      isDraining: deps.isDraining,
+      pingSharedStore: redis && (() => redis.ping()),
+      // Failing closed, the limits refuse every API request while Redis does not answer.
+      sharedStoreRequired:
+        !rateLimit.failOpen && (rateLimit.requestsPerMinute > 0 || rateLimit.costPerMinute > 0),
+    }),
+    ...(metrics ? [metricsAccessEdge(metricsAccess), metrics.edge] : []),
+    startPageEdge({
+      graphiql,
+      adHocQueries: config.persistedOperations.mode !== 'trusted-only',
+      metrics: metrics ? metricsServed(metricsAccess) : 'off',
+      database: deps.databaseDescription,
+      publicBaseUrl: config.publicBaseUrl,
+      liveOrdersDemo: config.env !== 'production' && config.persistedOperations.mode !== 'trusted-only',
+    }),
+  ];
 }
 
 /**
