@@ -4,6 +4,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { startServer } from '../src/server';
 import { loadText } from './proc';
+import { percentile } from './median';
 
 const USAGE = `Usage: node --import tsx bench/bulk-update.ts --uri URI --db NAME [--postgres-url URL] [--products N]
 
@@ -28,10 +29,6 @@ if (values.help || !values.uri || !values.db) {
 }
 const COUNT = Number(values.products);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0
-    ? Number.NaN
-    : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 const server = await startServer({
   config: loadConfig({

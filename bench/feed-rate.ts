@@ -1,6 +1,7 @@
 import type { Collection, Db, Document } from 'mongodb';
 import type { RunningServer } from '../src/server';
 import { currentRows } from './projection';
+import { percentile as percentileOf } from './median';
 
 /**
  * Issue 26: the change feed under a steady stream of outside writes (bench/outside-writes.ts
@@ -32,11 +33,8 @@ const GRAMS_POLL_MS = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(0) : '—');
 
-function percentile(values: number[], p: number): number {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+/** Of the writes that got there (Infinity: not within the wait). */
+const percentile = (values: number[], p: number) => percentileOf(values.filter(Number.isFinite), p);
 
 const spread = (values: number[], unit = 'ms') =>
   `p50 ${ms(percentile(values, 50))} ${unit}, p99 ${ms(percentile(values, 99))} ${unit}, max ${ms(percentile(values, 100))} ${unit} (n=${values.filter(Number.isFinite).length}${values.some((v) => !Number.isFinite(v)) ? `, ${values.filter((v) => !Number.isFinite(v)).length} not within 10 s` : ''})`;

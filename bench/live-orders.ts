@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import type { Collection, Document } from 'mongodb';
 import { openBenchDatabase, type BenchDatabase } from './database';
-import { median } from './median';
+import { median, percentile } from './median';
 import { rssMb, totalCpuMs } from './proc';
 import { mainThreadProfile } from './profile-run';
 import { formatProfileSummary, readProfile, summariseProfile, type ProfileWindow } from './profile-summary';
@@ -162,9 +162,6 @@ async function window(
   };
 }
 
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ??
-  NaN;
 const ms = (value: number) => `${Math.round(value)} ms`;
 
 const db = await openBenchDatabase({
