@@ -53,7 +53,13 @@ export function createDataPath(deps: AppDependencies, metrics: Metrics | undefin
   const contextDeps: ContextDependencies = {
     products: guardRepository(
       'products',
-      createProductRepository(database.db, { ...reading, feed: deps.productFeed, totals, beforeImages }),
+      createProductRepository(database.db, {
+        ...reading,
+        feed: deps.productFeed,
+        totals,
+        beforeImages,
+        onSearchScan: (reason) => metrics?.searchScans.inc({ reason }),
+      }),
       guard,
     ),
     orders: guardRepository('orders', createOrderRepository(database.db, reading), guard),

@@ -47,6 +47,12 @@ export interface ChangeFeed<Doc> {
    * the call, waiting a bounded moment for them (the log); true where the feed cannot tell.
    */
   handedOn(): Promise<boolean>;
+  /**
+   * The log only: once this instance's listeners have every write committed before the call, the
+   * `_id`s whose derived state (the search projection) may not be written yet for the fleet;
+   * undefined where that is not known (then a search scans). Absent for the other modes.
+   */
+  underived?(): Promise<unknown[] | undefined>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */
   lagSeconds(): number;
   close(): Promise<void>;
@@ -106,6 +112,7 @@ export async function openChangeFeed<Doc extends Document>(
     // The log's check shares its own read of the log's position (src/db/feed/log.ts).
     hasUnhandled: options.log ? follower.hasUnhandled : freshCheck(follower.hasUnhandled),
     handedOn: follower.handedOn ?? (async () => true),
+    ...(follower.underived ? { underived: follower.underived } : {}),
     lagSeconds: follower.lagSeconds,
     close: follower.close,
   };

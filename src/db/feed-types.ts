@@ -44,6 +44,8 @@ export interface Follower {
   hasUnhandled(): Promise<boolean>;
   /** The log only: whether this instance's listeners have everything committed before the call. */
   handedOn?(): Promise<boolean>;
+  /** The log only: the `_id`s whose derived state may not be written yet (src/db/feed/underived.ts). */
+  underived?(): Promise<unknown[] | undefined>;
   lagSeconds(): number;
   close(): Promise<void>;
 }

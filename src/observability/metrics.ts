@@ -17,6 +17,8 @@ export interface Metrics {
   unreadableDocuments: Counter<'collection'>;
   /** A hinted index found missing, and each attempt to create it again (src/db/guards/index-keeper.ts). */
   indexEvents: Counter<'index' | 'outcome'>;
+  /** Searches that read every product instead of the grams, by why (src/db/catalog/product-search.ts). */
+  searchScans: Counter<'reason'>;
   /** Work refused to keep the process within a bound, by which bound (e.g. `response-bytes`). */
   refusals: Counter<'reason'>;
   /** Feeds the database latency histogram; give it to `instrumented` repositories. */
@@ -103,6 +105,12 @@ export function createMetrics({
     labelNames: ['index', 'outcome'] as const,
     registers: [registry],
   });
+  const searchScans = new Counter({
+    name: 'product_search_scans_total',
+    help: 'Searches that tested every product by regex instead of reading the grams, by reason: short_words, unindexed, feed_behind.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   // Refusals counted outside the app (the connection caps, before any request) are added at each scrape.
   const seen = new Map<string, number>();
   const refusals = new Counter({
@@ -146,6 +154,7 @@ export function createMetrics({
     cacheLookups,
     unreadableDocuments,
     indexEvents,
+    searchScans,
     refusals,
     observeQuery,
     plugin,

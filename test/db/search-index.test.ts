@@ -147,7 +147,7 @@ describe('products without rows in the search projection', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const total = await db.collection('products').countDocuments();
     const rows = db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION);
-    expect(await createSearchPlanner(rows, {}, undefined, () => projectionComplete(db))([WORD])).toEqual({
+    expect(await createSearchPlanner(rows, {}, () => projectionComplete(db))([WORD])).toEqual({
       kind: 'scan',
     });
     expect(await restIds(WORD)).toEqual(await scanIds(WORD));
@@ -178,9 +178,7 @@ describe('products without rows in the search projection', () => {
     expect(await gauge()).toBe(0);
     expect((await syncSearchProjection(db)).written).toBe(0);
     const rows = db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION);
-    expect((await createSearchPlanner(rows, {}, undefined, () => projectionComplete(db))([WORD])).kind).toBe(
-      'grams',
-    );
+    expect((await createSearchPlanner(rows, {}, () => projectionComplete(db))([WORD])).kind).toBe('grams');
     for (const term of [WORD, 'widget', 'zephyrine widget', 'array', 'ghost']) {
       const expected = await scanIds(term);
       expect(await restIds(term), term).toEqual(expected);

@@ -20,21 +20,17 @@ type Count = (signal?: AbortSignal) => Promise<number>;
 /**
  * Kept totals where the feed reads the engine's log: a total is served from the cache once this
  * instance has handed on every write committed before the request (its purge of the totals has
- * run); one of a search also needs the grams written that far (the slot holder's position). A
- * filter without words reads no grams, so a fleet's grams falling behind (a bulk write, a resync)
- * never makes it count. Otherwise the request counts.
+ * run). A search's count is exact then whatever the grams' holder has written (the products it
+ * has not are counted on themselves: src/db/catalog/product-counts.ts), so a fleet's grams falling
+ * behind (a bulk write) never makes a kept total count. Otherwise the request counts.
  */
-export function createLogKeptCount(
-  feed: Pick<ChangeFeed<unknown>, 'handedOn' | 'hasUnhandled'>,
-  totals: TotalCache,
-) {
+export function createLogKeptCount(feed: Pick<ChangeFeed<unknown>, 'handedOn'>, totals: TotalCache) {
   return async function keptCount(
     criteria: ProductCriteria,
     count: Count,
     signal?: AbortSignal,
   ): Promise<number> {
-    const current = criteria.words.length === 0 ? await feed.handedOn() : !(await feed.hasUnhandled());
-    if (!current) {
+    if (!(await feed.handedOn())) {
       totals.countedUncached();
       return count(signal);
     }

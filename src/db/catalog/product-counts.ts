@@ -2,29 +2,24 @@ import type { Collection, Document, Filter } from 'mongodb';
 import type { ProductDoc } from '../documents';
 import { UPDATED_AT_INDEX } from '../mongo';
 import { countFilter, SCAN, type ProductCriteria } from './product-plans';
-import { writtenSince, type SearchPlan } from './product-search';
+import { writtenSince, type Pending, type SearchPlan } from './product-search';
 import { MAX_PENDING } from './search-pending';
 
 /**
  * A filter's exact count by its plan: through the grams, on the search projection
- * (src/db/derived/search-projection.ts), else on the products. While products written since the feed's
- * position may have rows not yet written (polling: `pendingSince`), those are counted on the
- * products and left out of the projection's count; past MAX_PENDING of them the count scans.
+ * (src/db/derived/search-projection.ts), else on the products. While some products may have rows
+ * not yet written (the plan's `pending`), those are counted on the products and left out of the
+ * projection's count; past MAX_PENDING written since the feed's position (polling) the count scans.
  */
 export function createCounter(stored: Collection, index: Collection, reads: object) {
   const count = (source: Collection, filter: Filter<ProductDoc>, signal?: AbortSignal) =>
     source.countDocuments(filter as Filter<Document>, { ...reads, signal });
 
-  return async function countMatches(
-    criteria: ProductCriteria,
-    plan: SearchPlan,
-    signal?: AbortSignal,
-  ): Promise<number> {
-    if (plan.kind !== 'grams') return count(stored, countFilter(criteria, plan), signal);
-    const { pendingSince, ...settled } = plan;
-    if (!pendingSince) return count(index, countFilter(criteria, plan), signal);
-    const pending = await stored
-      .find(writtenSince(pendingSince) as Filter<Document>, {
+  /** The pending products' `_id`s; null past MAX_PENDING of those written since (polling). */
+  async function pendingIds(pending: Pending, signal?: AbortSignal): Promise<unknown[] | null> {
+    if ('ids' in pending) return [...pending.ids];
+    const written = await stored
+      .find(writtenSince(pending.since) as Filter<Document>, {
         projection: { _id: 1 },
         hint: UPDATED_AT_INDEX.name,
         ...reads,
@@ -32,8 +27,19 @@ export function createCounter(stored: Collection, index: Collection, reads: obje
       })
       .limit(MAX_PENDING + 1)
       .toArray();
-    if (pending.length > MAX_PENDING) return count(stored, countFilter(criteria, SCAN), signal);
-    const ids = pending.map((row) => row._id);
+    return written.length > MAX_PENDING ? null : written.map((row) => row._id);
+  }
+
+  return async function countMatches(
+    criteria: ProductCriteria,
+    plan: SearchPlan,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    if (plan.kind !== 'grams') return count(stored, countFilter(criteria, plan), signal);
+    const { pending, ...settled } = plan;
+    if (!pending) return count(index, countFilter(criteria, plan), signal);
+    const ids = await pendingIds(pending, signal);
+    if (ids === null) return count(stored, countFilter(criteria, SCAN), signal);
     const [others, written] = await Promise.all([
       count(
         index,

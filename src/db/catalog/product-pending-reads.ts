@@ -1,18 +1,17 @@
 import type { Document, Filter } from 'mongodb';
 import type { ProductDoc } from '../documents';
-import type { HandledBefore } from '../feed-types';
-import { UPDATED_AT_INDEX } from '../mongo';
+import { PRIMARY_KEY, UPDATED_AT_INDEX } from '../mongo';
 import { productFilter, SCAN, type ProductCriteria } from './product-plans';
-import { WITHOUT_SEARCH_FIELDS, writtenSince, type SearchPlan } from './product-search';
+import { writtenSince, type Pending, type SearchPlan } from './product-search';
 import { createSortedReads, excluding, type SortedReadOptions } from './product-sorted-reads';
 import { raw, type Raw } from './product-rows';
 import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } from './search-pending';
 
 /**
- * A search's pages and windows by its plan (src/db/catalog/product-sorted-reads.ts). Polling:
- * products written moments ago may have stale rows (src/db/catalog/search-pending.ts), so they are matched by the regexes alone
- * on the products, the rest through the projection with the pending ones left out, merged in
- * `_id` order. Rows keep `_id`.
+ * A search's pages and windows by its plan (src/db/catalog/product-sorted-reads.ts). Products
+ * written moments ago may have stale rows (src/db/catalog/search-pending.ts), so they are matched
+ * by the regexes alone on the products, the rest through the projection with the pending ones left
+ * out, merged in `_id` order. Rows keep `_id`.
  */
 
 type Row = Raw;
@@ -21,31 +20,58 @@ export type PendingReadOptions = SortedReadOptions;
 
 export function createPendingReads(options: PendingReadOptions) {
   const { stored, reads } = options;
-  const { sourceOf, sortedPage, windowRead } = createSortedReads(options);
+  const { sourceOf, sortedPage, windowRead, fetched } = createSortedReads(options);
 
   /**
-   * Products written since `since` (polling: their rows in the search projection may be stale):
-   * all their `_id`s, left out of every read of the projection, and the search's matches among
-   * them by the regexes alone, in `_id` order; null past MAX_PENDING (then the search scans).
+   * The pending products (src/db/catalog/product-search.ts, `Pending`): all their `_id`s, left out
+   * of every read of the projection, and the search's matches among them by the regexes alone, in
+   * `_id` order, as `_id`s (a page fetches its own); null past the bound (then the search scans).
    */
   async function pendingOf(
     criteria: ProductCriteria,
-    since: HandledBefore,
+    pending: Pending,
     signal?: AbortSignal,
   ): Promise<{ ids: unknown[]; matches: Row[] } | null> {
-    const written = (filter: Filter<Document>, projection: object) =>
+    if ('ids' in pending) {
+      const matches = await stored
+        .find(
+          raw({ $and: [productFilter(criteria), { _id: { $in: [...pending.ids] } } as Filter<ProductDoc>] }),
+          {
+            projection: { _id: 1 },
+            hint: PRIMARY_KEY,
+            ...reads,
+            signal,
+          },
+        )
+        .sort({ _id: 1 })
+        .batchSize(pending.ids.length + 1)
+        .toArray();
+      return { ids: [...pending.ids], matches: matches as Row[] };
+    }
+    const written = (filter: Filter<Document>) =>
       stored
-        .find(filter, { projection, hint: UPDATED_AT_INDEX.name, ...reads, signal })
+        .find(filter, { projection: { _id: 1 }, hint: UPDATED_AT_INDEX.name, ...reads, signal })
         .sort({ _id: 1 })
         .limit(MAX_PENDING + 1)
         .batchSize(MAX_PENDING + 1)
         .toArray();
     const [all, matches] = await Promise.all([
-      written(raw(writtenSince(since)), { _id: 1 }),
-      written(raw({ $and: [productFilter(criteria), writtenSince(since)] }), WITHOUT_SEARCH_FIELDS),
+      written(raw(writtenSince(pending.since))),
+      written(raw({ $and: [productFilter(criteria), writtenSince(pending.since)] })),
     ]);
     if (all.length > MAX_PENDING) return null;
     return { ids: all.map((row) => row._id), matches: matches as Row[] };
+  }
+
+  /** The page with the pending matches it holds (`_id`s only) fetched: one read by `_id`. */
+  async function filled(page: Row[], matches: readonly Row[], signal?: AbortSignal): Promise<Row[]> {
+    const bare = new Set(matches);
+    const products = await fetched(
+      page.filter((row) => bare.has(row)),
+      signal,
+    );
+    let at = 0;
+    return page.map((row) => (bare.has(row) ? products[at++]! : row));
   }
 
   return {
@@ -58,26 +84,26 @@ export function createPendingReads(options: PendingReadOptions) {
       signal?: AbortSignal,
     ): Promise<Row[]> {
       const filter = productFilter(criteria, plan);
-      const since = plan.kind === 'grams' ? plan.pendingSince : undefined;
-      if (!since) return sortedPage(filter, plan, { skip, limit }, signal);
-      const pending = await pendingOf(criteria, since, signal);
+      const stale = plan.kind === 'grams' ? plan.pending : undefined;
+      if (!stale) return sortedPage(filter, plan, { skip, limit }, signal);
+      const pending = await pendingOf(criteria, stale, signal);
       if (pending === null) return sortedPage(productFilter(criteria), SCAN, { skip, limit }, signal);
       const { ids: exclude, matches } = pending;
       // A first page's rows are among the first `limit` of each read (a row in both is kept once).
       if (skip === 0 || matches.length === 0) {
         const rows = await sortedPage(filter, plan, { skip, limit, exclude }, signal);
-        return mergeById(rows, skip === 0 ? matches : []).slice(0, limit);
+        return filled(mergeById(rows, skip === 0 ? matches : []).slice(0, limit), matches, signal);
       }
       // A later page shifts by the pending matches before it.
       const window = gramWindow(skip, limit, matches.length);
       const rows = await sortedPage(filter, plan, { ...window, exclude }, signal);
       const page = offsetPage(rows, window.skip, matches, skip, limit);
-      if (page) return page;
+      if (page) return filled(page, matches, signal);
       const [tail, total] = await Promise.all([
         sortedPage(filter, plan, { skip: 0, limit: matches.length, exclude, direction: -1 }, signal),
         sourceOf(plan).countDocuments(excluding(raw(filter), exclude), { ...reads, signal }),
       ]);
-      return tailPage(tail.reverse(), total, matches, skip, limit);
+      return filled(tailPage(tail.reverse(), total, matches, skip, limit), matches, signal);
     },
 
     /** A keyset window of a search: its first rows of the union are among the first `limit` of each. */
@@ -91,9 +117,9 @@ export function createPendingReads(options: PendingReadOptions) {
     ): Promise<Row[]> {
       const read = (filter: Filter<ProductDoc>, readPlan: SearchPlan) =>
         windowRead(filter, readPlan, { idRange, descending, limit }, signal);
-      const since = plan.kind === 'grams' ? plan.pendingSince : undefined;
-      if (!since) return read(productFilter(criteria, plan), plan);
-      const pending = await pendingOf(criteria, since, signal);
+      const stale = plan.kind === 'grams' ? plan.pending : undefined;
+      if (!stale) return read(productFilter(criteria, plan), plan);
+      const pending = await pendingOf(criteria, stale, signal);
       if (pending === null) return read(productFilter(criteria), SCAN);
       const rows = await read(
         excluding(raw(productFilter(criteria, plan)), pending.ids) as Filter<ProductDoc>,
@@ -107,7 +133,7 @@ export function createPendingReads(options: PendingReadOptions) {
       const merged = descending
         ? mergeById([...rows].reverse(), inRange).reverse()
         : mergeById(rows, inRange);
-      return merged.slice(0, limit);
+      return filled(merged.slice(0, limit), inRange, signal);
     },
   };
 }

@@ -6,7 +6,14 @@ import { StaleRowsError } from '../derived/search-projection';
 import { PRIMARY_KEY } from '../mongo';
 import { READABLE_PRODUCT } from './readable-filter';
 import type { ChangeFeed } from '../change-feed';
-import { createSearchPlanner, SEARCH_GRAMS_INDEX, searchClauses, type SearchPlan } from './product-search';
+import {
+  createSearchPlanner,
+  SEARCH_GRAMS_INDEX,
+  searchClauses,
+  type Pending,
+  type SearchPlan,
+  type SearchScanReason,
+} from './product-search';
 
 /** What a product read selects, and how: the criteria, their filter, the plan and its index. */
 
@@ -49,10 +56,12 @@ export interface ProductPlannerOptions extends ReadLimits {
   onIndexEvent?: (event: IndexEvent) => void;
   /**
    * Polling: products written since the feed's position may carry stale grams, and plans say since
-   * when. The log: grams are read only while the feed has handed on everything committed before the
-   * request (else the search scans: exact, slower).
+   * when. The log: once the feed has handed on everything committed before the request, plans name
+   * the products whose rows its holder has not written yet (else the search scans: exact, slower).
    */
-  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'mode'>;
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'underived' | 'mode'>;
+  /** Told why a search scans instead of reading the grams. */
+  onSearchScan?: (reason: SearchScanReason) => void;
 }
 
 /**
@@ -62,19 +71,26 @@ export interface ProductPlannerOptions extends ReadLimits {
 export function createProductPlanner(
   rows: Collection<ProductDoc>,
   complete: () => Promise<boolean>,
-  { maxTimeMS, onIndexEvent, feed }: ProductPlannerOptions,
+  { maxTimeMS, onIndexEvent, feed, onSearchScan }: ProductPlannerOptions,
 ) {
-  const planSearch = createSearchPlanner(
-    rows,
-    maxTimeMS ? { maxTimeMS } : {},
-    feed && (() => feed.handledBefore()),
-    complete,
-  );
+  const planSearch = createSearchPlanner(rows, maxTimeMS ? { maxTimeMS } : {}, complete);
   const gramIndex = createIndexKeeper(rows, SEARCH_GRAMS_INDEX, { onEvent: onIndexEvent });
+  /** The products whose rows may be stale; 'unknown' when the log cannot tell (the search scans). */
+  async function pendingOf(): Promise<Pending | undefined | 'unknown'> {
+    if (feed?.mode !== 'log') {
+      const since = feed?.handledBefore();
+      return since && { since };
+    }
+    const ids = await feed.underived?.();
+    if (ids === undefined) return 'unknown';
+    return ids.length > 0 ? { ids } : undefined;
+  }
   async function plan(criteria: ProductCriteria): Promise<SearchPlan> {
     if (criteria.words.length === 0 || !gramIndex.usable()) return SCAN;
-    if (feed?.mode === 'log' && (await feed.hasUnhandled())) return SCAN;
-    return planSearch(criteria.words);
+    const pending = await pendingOf();
+    if (pending !== 'unknown') return planSearch(criteria.words, pending, onSearchScan);
+    onSearchScan?.('feed_behind');
+    return SCAN;
   }
   return {
     plan,

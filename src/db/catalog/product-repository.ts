@@ -8,6 +8,7 @@ import { productRecord } from '../records';
 import { writeRowsOf } from '../derived/search-projection';
 import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
 import { createProductPlanner, type ProductCriteria } from './product-plans';
+import type { SearchScanReason } from './product-search';
 import { createPendingReads } from './product-pending-reads';
 import { createCounter } from './product-counts';
 import type { ChangeFeed } from '../change-feed';
@@ -34,8 +35,10 @@ export interface ProductRepositoryOptions extends ReadLimits {
   /** Told of each stored product that cannot be served (it is left out). */ onUnreadable?: UnreadableReport;
   /** Told when the gram index is found missing, and when creating it again ends. */
   onIndexEvent?: (event: IndexEvent) => void;
+  /** Told why a search scans instead of reading the grams. */
+  onSearchScan?: (reason: SearchScanReason) => void;
   /** The products change feed (src/db/change-feed.ts): products written since its position may have stale grams. */
-  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'handedOn' | 'mode'>;
+  feed?: Pick<ChangeFeed<unknown>, 'handledBefore' | 'hasUnhandled' | 'handedOn' | 'underived' | 'mode'>;
   /** Totals kept until the feed reports a change (src/db/catalog/total-cache.ts); absent, every count is run. */
   totals?: TotalCache;
   /** The products' before-images (src/db/derived/search-state.ts); absent or not ready, pending writes mean a count. */
@@ -44,7 +47,15 @@ export interface ProductRepositoryOptions extends ReadLimits {
 
 export function createProductRepository(
   db: Db,
-  { maxTimeMS, onUnreadable, onIndexEvent, feed, totals, beforeImages }: ProductRepositoryOptions = {},
+  {
+    maxTimeMS,
+    onUnreadable,
+    onIndexEvent,
+    onSearchScan,
+    feed,
+    totals,
+    beforeImages,
+  }: ProductRepositoryOptions = {},
 ) {
   // Server-side bound of every read: an abandoned query does not run on after the 503.
   const reads = maxTimeMS ? { maxTimeMS } : {};
@@ -62,7 +73,7 @@ export function createProductRepository(
   const { plan, planned, hintFor } = createProductPlanner(
     db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION),
     () => projectionComplete(db, reads),
-    { maxTimeMS, onIndexEvent, feed },
+    { maxTimeMS, onIndexEvent, feed, onSearchScan },
   );
   const pendingReads = createPendingReads({ stored, index, reads, hintFor });
   const countMatches = createCounter(stored, index, reads);

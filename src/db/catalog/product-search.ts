@@ -119,13 +119,26 @@ export async function countUnindexed(db: Db): Promise<number> {
 }
 
 /**
+ * Products whose rows in the search projection may be stale, matched by the regexes alone on the
+ * products themselves (src/db/catalog/search-pending.ts): polling, those written since the feed's
+ * position; the log, the `_id`s its holder has not written yet (src/db/feed/underived.ts).
+ */
+export type Pending = { since: HandledBefore } | { ids: readonly unknown[] };
+
+/**
  * How a search reads: `grams` adds `search_grams: {$all}` to the word matches, so the multikey
  * index selects the candidates and the regexes verify them in the same query; `scan` is the word
- * matches alone (words shorter than a gram, or products without current grams). `pendingSince`:
- * products written since then may carry stale grams, so they are matched by the regexes alone
- * (src/db/catalog/search-pending.ts); absent without a change feed.
+ * matches alone (words shorter than a gram, or products without current grams). `pending`: the
+ * products whose rows may be stale; absent when none may be.
  */
-export type SearchPlan = ({ kind: 'grams'; pendingSince?: HandledBefore } & GramChoice) | { kind: 'scan' };
+export type SearchPlan = ({ kind: 'grams'; pending?: Pending } & GramChoice) | { kind: 'scan' };
+
+/**
+ * Why a search read every product (`$regex` on each) instead of the grams: every word shorter than
+ * a gram, rows of other rules or a projection never completed, or the change feed unable to say
+ * which rows are stale (behind the request, or a resync).
+ */
+export type SearchScanReason = 'short_words' | 'unindexed' | 'feed_behind';
 
 /** How long one answer of the probes (and of the projection's completeness) is reused. */
 const UNINDEXED_RECHECK_MS = 1_000;
@@ -180,7 +193,6 @@ function sampledShares(
 export function createSearchPlanner(
   rows: Collection<ProductDoc>,
   reads: object = {},
-  pendingSince: () => HandledBefore | undefined = () => undefined,
   complete: () => Promise<boolean> = () => Promise.resolve(true),
 ) {
   let probe: { at: number; answer: Promise<boolean> } | undefined;
@@ -199,17 +211,23 @@ export function createSearchPlanner(
     return probe.answer;
   }
   const sample = sampledShares(rows, reads);
-  return async function planSearch(words: readonly string[]): Promise<SearchPlan> {
+  /**
+   * `pending` is read before the search: whatever the feed handles meanwhile is matched both ways.
+   * `onScan` is told why a search scans.
+   */
+  return async function planSearch(
+    words: readonly string[],
+    pending?: Pending,
+    onScan?: (reason: SearchScanReason) => void,
+  ): Promise<SearchPlan> {
     const grams = searchGrams(words);
-    if (grams.length === 0 || (await unindexed())) return { kind: 'scan' };
-    // Read before the search: whatever the feed handles meanwhile is matched both ways.
-    const since = pendingSince();
+    const scanBecause = grams.length === 0 ? 'short_words' : (await unindexed()) ? 'unindexed' : undefined;
+    if (scanBecause) {
+      onScan?.(scanBecause);
+      return { kind: 'scan' };
+    }
     // Without a sample (the database refused it), every gram: slower, equally exact.
-    return {
-      kind: 'grams',
-      ...chooseGrams(grams, await sample()),
-      ...(since ? { pendingSince: since } : {}),
-    };
+    return { kind: 'grams', ...chooseGrams(grams, await sample()), ...(pending ? { pending } : {}) };
   };
 }
 

@@ -37,7 +37,12 @@ export function createSortedReads({ stored, index, reads, hintFor }: SortedReadO
    * the read a scan (StaleRowsError): a page with a hole would shift every offset after it.
    */
   async function hydrated(rows: Raw[], plan: SearchPlan, signal?: AbortSignal): Promise<Raw[]> {
-    if (plan.kind !== 'grams' || rows.length === 0) return rows;
+    return plan.kind === 'grams' ? fetched(rows, signal) : rows;
+  }
+
+  /** The products of rows of `_id`s, in their order (StaleRowsError where one is gone). */
+  async function fetched(rows: Raw[], signal?: AbortSignal): Promise<Raw[]> {
+    if (rows.length === 0) return rows;
     const found = await stored
       .find({ _id: { $in: rows.map((row) => row._id) } } as Filter<Document>, {
         projection: WITHOUT_SEARCH_FIELDS,
@@ -119,5 +124,5 @@ export function createSortedReads({ stored, index, reads, hintFor }: SortedReadO
     return hydrated(rows as Raw[], readPlan, signal);
   }
 
-  return { sourceOf, sortedPage, windowRead };
+  return { sourceOf, sortedPage, windowRead, fetched };
 }

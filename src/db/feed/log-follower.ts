@@ -45,6 +45,7 @@ export function followLog<Doc>(log: LogSource, collection: string, options: LogF
       return !own || !derived;
     },
     handedOn: () => log.handedOn(),
+    underived: () => log.underived(collection),
     lagSeconds: () => log.lagSeconds(),
     // The source is the server's, shared by every collection's feed: it closes it.
     close: async () => undefined,

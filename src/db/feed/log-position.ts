@@ -100,5 +100,14 @@ export function createLogPositions(
       const known = await position();
       return known ? ownReaches(known, patience()) : false;
     },
+    /**
+     * The lasting slot's confirmed position, read with the log's, once the own channel has handed
+     * on everything before it; undefined when it has not (or a resync runs).
+     */
+    async derivedOnceHandedOn(): Promise<Lsn | undefined> {
+      const known = await position();
+      if (!known || known.derived === undefined) return undefined;
+      return (await ownReaches(known, patience())) ? known.derived : undefined;
+    },
   };
 }

@@ -9,6 +9,7 @@ import { ensureResyncTable, prepareLastingSlot, resynced } from './log-slot';
 import { ensureSlotsTable, sweepAbandonedSlots } from './log-abandoned';
 import type { LogSession, LogTransaction, RowChange } from './log-session';
 import { createPositionWaiter } from './position-waiter';
+import { createUnderived } from './underived';
 
 /**
  * The change feed read from PostgreSQL's write-ahead log (DocumentDB behind FerretDB): every
@@ -62,6 +63,12 @@ export interface LogSource {
   caughtUp(): Promise<Record<LogChannel, boolean>>;
   /** The own channel alone: whether it has handed on everything committed before the call. */
   handedOn(): Promise<boolean>;
+  /**
+   * Once the own channel has handed on everything committed before the call: the `_id`s of
+   * `collection` whose derived state the lasting slot's holder may not have written yet
+   * (src/db/feed/underived.ts); undefined when the own channel is behind or that is not known.
+   */
+  underived(collection: string): Promise<unknown[] | undefined>;
   /** Whether this instance holds the lasting slot. */
   leading(): boolean;
   lagSeconds(): number;
@@ -104,6 +111,7 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     derived: createCommitMarks(),
   };
   let lastCaughtUp = Date.now();
+  const underived = createUnderived();
 
   async function hand(channel: LogChannel, transaction: LogTransaction): Promise<void> {
     const byCollection = new Map<string, Map<string, LogChange>>();
@@ -113,6 +121,15 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
       const changes = byCollection.get(name.collection) ?? new Map<string, LogChange>();
       merge(changes, decoded(change));
       byCollection.set(name.collection, changes);
+    }
+    if (channel === 'own') {
+      for (const [collection, changes] of byCollection)
+        underived.noted(
+          collection,
+          [...changes.values()].map((change) => change._id),
+          transaction.endLsn,
+        );
+      if (transaction.endLsn > 0n) underived.ended(transaction.endLsn);
     }
     for (const [collection, changes] of byCollection)
       for (const listener of listeners[channel].get(collection) ?? []) await listener([...changes.values()]);
@@ -133,12 +150,14 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
   const ownChannel = channel('own', {
     slot: async () => ({ name: `storefront_own_${randomBytes(8).toString('hex')}`, temporary: true }),
     handled: (lsn) => {
+      underived.reached(lsn);
       own.reached(lsn);
       marks.own.reached(lsn);
       lastCaughtUp = Date.now();
     },
     // A new temporary slot starts at the log's end: what was committed while none was open is unseen.
     onOpen: async (_session, reopened) => {
+      underived.reopened();
       if (reopened) await handGap();
     },
     onEnd: () => undefined,
@@ -175,6 +194,10 @@ export async function openLogSource(options: LogSourceOptions): Promise<LogSourc
     },
     caughtUp: positions.caughtUp,
     handedOn: positions.handedOn,
+    async underived(collection) {
+      const derived = await positions.derivedOnceHandedOn();
+      return derived === undefined ? undefined : underived.ids(collection, derived);
+    },
     leading: () => holding !== undefined,
     lagSeconds: () => (own.pending() ? (Date.now() - lastCaughtUp) / 1000 : 0),
     async close() {

@@ -1,0 +1,138 @@
+import pg from 'pg';
+import type { Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criteriaFor } from '../../src/catalog/product-query';
+import { productFilter } from '../../src/db/catalog/product-plans';
+import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
+import { lastingSlotName } from '../../src/db/feed/log';
+import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { startTestServer, type TestServer } from '../support/server';
+
+/**
+ * While the fleet's search rows fall behind (the lasting slot's holder cannot write them: here a
+ * lock on their table, in production an owner's bulk update of 20,000 products taking it 30 s
+ * or more), a search still reads the grams for every product but those the holder has not
+ * written, and reads those few from the products themselves: exact at once, no scan of the
+ * collection, and its total kept, not counted again per request.
+ */
+
+let server: TestServer;
+let writer: OutsideWriter;
+let sql: pg.Client;
+const word = () => `behind${Math.random().toString(36).slice(2, 9)}`;
+
+async function metric(name: string, labels: string): Promise<number> {
+  const text = await (await server.request('/metrics')).text();
+  const line = text.split('\n').find((row) => row.startsWith(`${name}{${labels}} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+async function scanIds(term: string): Promise<number[]> {
+  const found = await writer.products
+    .find(productFilter(criteriaFor(term, undefined)) as Document, { projection: { _id: 1 } })
+    .toArray();
+  return found.map((doc) => doc._id as unknown as number).sort((a, b) => a - b);
+}
+
+async function restSearch(term: string): Promise<{ ids: number[]; total: number }> {
+  const response = await server.request(`/api/v1/products/search?term=${term}&per_page=100`);
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { data: { id: number }[]; meta: { total: number } };
+  return { ids: body.data.map((product) => product.id), total: body.meta.total };
+}
+
+async function graphqlSearch(term: string): Promise<{ ids: number[]; total: number }> {
+  const reply = await server.graphql(
+    `query ($term: String!) { searchProducts(term: $term, first: 100) { totalCount edges { node { databaseId } } } }`,
+    { term },
+  );
+  const connection = (
+    reply.body as {
+      data: { searchProducts: { totalCount: number; edges: { node: { databaseId: number } }[] } };
+    }
+  ).data.searchProducts;
+  return { ids: connection.edges.map((edge) => edge.node.databaseId), total: connection.totalCount };
+}
+
+async function expectExact(term: string): Promise<number[]> {
+  const expected = await scanIds(term);
+  for (const answer of [await restSearch(term), await graphqlSearch(term)]) {
+    expect(
+      [...answer.ids].sort((a, b) => a - b),
+      term,
+    ).toEqual(expected);
+    expect(answer.total, term).toBe(expected.length);
+  }
+  return expected;
+}
+
+/** WAL the lasting slot has not confirmed: its holder is behind by that much. */
+async function holderBehindBytes(): Promise<number> {
+  const { rows } = await sql.query<{ behind: string }>(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS behind
+       FROM pg_replication_slots WHERE slot_name = $1`,
+    [lastingSlotName(server.testDb.dbName)],
+  );
+  return Number(rows[0]?.behind ?? 0);
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  writer = await openOutsideWriter(server.testDb.uri, server.testDb.dbName);
+  sql = new pg.Client({ connectionString: server.testDb.postgresUrl });
+  await sql.connect();
+  const deadline = Date.now() + 10_000;
+  while ((await metric('change_feed_log_leading', '').catch(() => 0)) !== 1 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+});
+
+afterAll(async () => {
+  await sql?.end();
+  await writer?.close();
+  await server?.close();
+});
+
+describe('searches while the search rows fall behind', () => {
+  it('read the grams for the rest and the pending products themselves: exact at once, no scan, totals kept', async () => {
+    const { rows } = await sql.query<{ id: string }>(
+      `SELECT collection_id::text AS id FROM documentdb_api_catalog.collections
+        WHERE database_name = $1 AND collection_name = $2`,
+      [server.testDb.dbName, SEARCH_PROJECTION_COLLECTION],
+    );
+    const ids = (await writer.products
+      .find({ _id: { $type: 'number' } } as Document, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .limit(3)
+      .toArray()) as unknown as { _id: number }[];
+    const [before, after] = [word(), word()];
+    for (const { _id } of ids)
+      await writer.products.updateOne({ _id } as Document, { $set: { short_description: `was ${before}` } });
+    expect(await expectExact(before)).toHaveLength(3);
+
+    // Readers pass; the holder's writes of the search rows wait.
+    await sql.query('BEGIN');
+    await sql.query(`LOCK TABLE documentdb_data.documents_${rows[0]!.id} IN EXCLUSIVE MODE`);
+    try {
+      const scans = await metric('product_search_scans_total', 'reason="feed_behind"');
+      // No updated_at: followed by the log alone.
+      await writer.products.updateMany({ _id: { $in: ids.map(({ _id }) => _id) } } as Document, {
+        $set: { short_description: `now ${after}` },
+      });
+      const notCurrent = await metric('kept_totals_counted_total', 'reason="not_current"');
+      for (let round = 0; round < 3; round++) {
+        expect(await expectExact(after)).toHaveLength(3);
+        expect(await expectExact(before)).toHaveLength(0);
+      }
+      expect(await holderBehindBytes()).toBeGreaterThan(0);
+      expect(await metric('product_search_scans_total', 'reason="feed_behind"')).toBe(scans);
+      expect(await metric('kept_totals_counted_total', 'reason="not_current"')).toBe(notCurrent);
+    } finally {
+      await sql.query('ROLLBACK');
+    }
+    const deadline = Date.now() + 20_000;
+    while ((await holderBehindBytes()) > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    await expectExact(after);
+    await expectExact(before);
+  });
+});
