@@ -10,7 +10,7 @@ const USAGE = `Usage: node --import tsx bench/bulk-update.ts --uri URI --db NAME
 
 Issue 35: an owner's bulk update under a running gateway. One server follows the database (the
 engine's log with --postgres-url, else polling); a reader asks for random REST product pages the
-whole time; the owner runs an updateMany of the first N products' short_description (searched
+whole time, and another searches for a common word; the owner runs an updateMany of the first N products' short_description (searched
 text: the grams follow), twice in a row. Prints each updateMany's time and error, and the reads'
 p50/p99 while quiet, during the updates and after, and how long the grams took to follow.`;
 
@@ -50,17 +50,22 @@ const products = client.db(values.db).collection<Document>('products');
 let phase = 'quiet';
 const reads = new Map<string, number[]>();
 let reading = true;
-const reader = (async () => {
-  while (reading) {
-    const started = performance.now();
-    await fetch(`${server.url}/api/v1/products?page=${1 + Math.floor(Math.random() * 500)}`).then((r) =>
-      r.text(),
-    );
-    const list = reads.get(phase) ?? [];
-    list.push(performance.now() - started);
-    reads.set(phase, list);
-  }
-})();
+/** One client asking for `path()` one request at a time, its times kept per phase under `kind`. */
+const readLoop = (kind: string, path: () => string) =>
+  (async () => {
+    while (reading) {
+      const started = performance.now();
+      await fetch(`${server.url}${path()}`).then((r) => r.text());
+      const list = reads.get(`${kind} ${phase}`) ?? [];
+      list.push(performance.now() - started);
+      reads.set(`${kind} ${phase}`, list);
+    }
+  })();
+const readers = [
+  readLoop('pages', () => `/api/v1/products?page=${1 + Math.floor(Math.random() * 500)}`),
+  // A word of 1.4 % of a generated catalogue, past its first pages: read through the grams where they can serve it.
+  readLoop('searches', () => `/api/v1/products/search?term=basic&page=${3 + Math.floor(Math.random() * 5)}`),
+];
 console.log(`${await products.estimatedDocumentCount()} products; load ${loadText()}`);
 await sleep(5_000);
 for (const round of [1, 2]) {
@@ -93,13 +98,16 @@ for (const round of [1, 2]) {
 }
 await sleep(5_000);
 reading = false;
-await reader;
+await Promise.all(readers);
 for (const [name, list] of reads) {
   const sorted = [...list].sort((a, b) => a - b);
   console.log(
-    `reads ${name}: p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms (n=${list.length})`,
+    `${name}: p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms (n=${list.length})`,
   );
 }
+const metrics = await (await fetch(`${server.url}/metrics`)).text();
+for (const line of metrics.split('\n'))
+  if (/^(product_search_scans_total|kept_totals_counted_total)\{/.test(line)) console.log(line);
 console.log(`load ${loadText()}`);
 await client.close();
 await server.close();

@@ -6,6 +6,7 @@ import { freshCheck } from './feed/fresh-check';
 import type { FeedBatch, FeedListener, FeedMode, Follower, HandledBefore } from './feed-types';
 import type { LogSource } from './feed/log';
 import { followLog } from './feed/log-follower';
+import type { Underived } from './feed/underived';
 
 /**
  * One change feed per collection: what every derived thing (search grams, caches, totals, live
@@ -52,7 +53,7 @@ export interface ChangeFeed<Doc> {
    * `_id`s whose derived state (the search projection) may not be written yet for the fleet;
    * undefined where that is not known (then a search scans). Absent for the other modes.
    */
-  underived?(): Promise<unknown[] | undefined>;
+  underived?(): Promise<Underived | undefined>;
   /** Seconds the feed is behind the database (0 when caught up at its last read). */
   lagSeconds(): number;
   close(): Promise<void>;

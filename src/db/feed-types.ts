@@ -1,3 +1,5 @@
+import type { Underived } from './feed/underived';
+
 /** What a change feed hands on (src/db/change-feed.ts), shared by the ways of following one. */
 
 /** The `comment` on every command a feed (and what follows it in the background) sends: in the server's logs and profiles, and filtered out where tests count a request's commands. */
@@ -45,7 +47,7 @@ export interface Follower {
   /** The log only: whether this instance's listeners have everything committed before the call. */
   handedOn?(): Promise<boolean>;
   /** The log only: the `_id`s whose derived state may not be written yet (src/db/feed/underived.ts). */
-  underived?(): Promise<unknown[] | undefined>;
+  underived?(): Promise<Underived | undefined>;
   lagSeconds(): number;
   close(): Promise<void>;
 }

@@ -123,6 +123,13 @@ describe('searches while the search rows fall behind', () => {
         expect(await expectExact(after)).toHaveLength(3);
         expect(await expectExact(before)).toHaveLength(0);
       }
+      // Another change while the first are still pending: the matches read for them are not reused.
+      const again = word();
+      await writer.products.updateOne({ _id: ids[0]!._id } as Document, {
+        $set: { short_description: `then ${again}` },
+      });
+      expect(await expectExact(after)).toHaveLength(2);
+      expect(await expectExact(again)).toHaveLength(1);
       expect(await holderBehindBytes()).toBeGreaterThan(0);
       expect(await metric('product_search_scans_total', 'reason="feed_behind"')).toBe(scans);
       expect(await metric('kept_totals_counted_total', 'reason="not_current"')).toBe(notCurrent);

@@ -4,6 +4,8 @@ import { UPDATED_AT_INDEX } from '../mongo';
 import { countFilter, SCAN, type ProductCriteria } from './product-plans';
 import { writtenSince, type Pending, type SearchPlan } from './product-search';
 import { MAX_PENDING } from './search-pending';
+import type { createPendingMatches } from './pending-matches';
+import { totalKey } from './kept-count';
 
 /**
  * A filter's exact count by its plan: through the grams, on the search projection
@@ -11,7 +13,12 @@ import { MAX_PENDING } from './search-pending';
  * not yet written (the plan's `pending`), those are counted on the products and left out of the
  * projection's count; past MAX_PENDING written since the feed's position (polling) the count scans.
  */
-export function createCounter(stored: Collection, index: Collection, reads: object) {
+export function createCounter(
+  stored: Collection,
+  index: Collection,
+  reads: object,
+  pendingMatches: ReturnType<typeof createPendingMatches>,
+) {
   const count = (source: Collection, filter: Filter<ProductDoc>, signal?: AbortSignal) =>
     source.countDocuments(filter as Filter<Document>, { ...reads, signal });
 
@@ -40,20 +47,28 @@ export function createCounter(stored: Collection, index: Collection, reads: obje
     if (!pending) return count(index, countFilter(criteria, plan), signal);
     const ids = await pendingIds(pending, signal);
     if (ids === null) return count(stored, countFilter(criteria, SCAN), signal);
-    const [others, written] = await Promise.all([
+    const written = (): Promise<number> =>
+      ids.length === 0
+        ? Promise.resolve(0)
+        : 'ids' in pending
+          ? pendingMatches(
+              `count ${totalKey(criteria)}`,
+              countFilter(criteria, SCAN) as Filter<Document>,
+              pending,
+            ).then((rows) => rows.length)
+          : count(
+              stored,
+              { $and: [countFilter(criteria, SCAN), { _id: { $in: ids } }] } as Filter<ProductDoc>,
+              signal,
+            );
+    const [others, matching] = await Promise.all([
       count(
         index,
         { $and: [countFilter(criteria, settled), { _id: { $nin: ids } }] } as Filter<ProductDoc>,
         signal,
       ),
-      ids.length === 0
-        ? 0
-        : count(
-            stored,
-            { $and: [countFilter(criteria, SCAN), { _id: { $in: ids } }] } as Filter<ProductDoc>,
-            signal,
-          ),
+      written(),
     ]);
-    return others + written;
+    return others + matching;
   };
 }

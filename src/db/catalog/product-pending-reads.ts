@@ -1,6 +1,8 @@
 import type { Document, Filter } from 'mongodb';
 import type { ProductDoc } from '../documents';
-import { PRIMARY_KEY, UPDATED_AT_INDEX } from '../mongo';
+import { UPDATED_AT_INDEX } from '../mongo';
+import type { createPendingMatches } from './pending-matches';
+import { totalKey } from './kept-count';
 import { productFilter, SCAN, type ProductCriteria } from './product-plans';
 import { writtenSince, type Pending, type SearchPlan } from './product-search';
 import { createSortedReads, excluding, type SortedReadOptions } from './product-sorted-reads';
@@ -16,7 +18,9 @@ import { compareIds, gramWindow, MAX_PENDING, mergeById, offsetPage, tailPage } 
 
 type Row = Raw;
 
-export type PendingReadOptions = SortedReadOptions;
+export interface PendingReadOptions extends SortedReadOptions {
+  pendingMatches: ReturnType<typeof createPendingMatches>;
+}
 
 export function createPendingReads(options: PendingReadOptions) {
   const { stored, reads } = options;
@@ -33,20 +37,12 @@ export function createPendingReads(options: PendingReadOptions) {
     signal?: AbortSignal,
   ): Promise<{ ids: unknown[]; matches: Row[] } | null> {
     if ('ids' in pending) {
-      const matches = await stored
-        .find(
-          raw({ $and: [productFilter(criteria), { _id: { $in: [...pending.ids] } } as Filter<ProductDoc>] }),
-          {
-            projection: { _id: 1 },
-            hint: PRIMARY_KEY,
-            ...reads,
-            signal,
-          },
-        )
-        .sort({ _id: 1 })
-        .batchSize(pending.ids.length + 1)
-        .toArray();
-      return { ids: [...pending.ids], matches: matches as Row[] };
+      const matches = await options.pendingMatches(
+        `list ${totalKey(criteria)}`,
+        raw(productFilter(criteria)),
+        pending,
+      );
+      return { ids: pending.ids, matches };
     }
     const written = (filter: Filter<Document>) =>
       stored

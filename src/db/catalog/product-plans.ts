@@ -81,9 +81,9 @@ export function createProductPlanner(
       const since = feed?.handledBefore();
       return since && { since };
     }
-    const ids = await feed.underived?.();
-    if (ids === undefined) return 'unknown';
-    return ids.length > 0 ? { ids } : undefined;
+    const underived = await feed.underived?.();
+    if (underived === undefined) return 'unknown';
+    return underived.ids.length > 0 ? underived : undefined;
   }
   async function plan(criteria: ProductCriteria): Promise<SearchPlan> {
     if (criteria.words.length === 0 || !gramIndex.usable()) return SCAN;

@@ -11,6 +11,7 @@ import { createProductPlanner, type ProductCriteria } from './product-plans';
 import type { SearchScanReason } from './product-search';
 import { createPendingReads } from './product-pending-reads';
 import { createCounter } from './product-counts';
+import { createPendingMatches } from './pending-matches';
 import type { ChangeFeed } from '../change-feed';
 import type { TotalCache } from './total-cache';
 import { keptCountFor } from './total-adjust';
@@ -75,8 +76,9 @@ export function createProductRepository(
     () => projectionComplete(db, reads),
     { maxTimeMS, onIndexEvent, feed, onSearchScan },
   );
-  const pendingReads = createPendingReads({ stored, index, reads, hintFor });
-  const countMatches = createCounter(stored, index, reads);
+  const pendingMatches = createPendingMatches(stored, reads);
+  const pendingReads = createPendingReads({ stored, index, reads, hintFor, pendingMatches });
+  const countMatches = createCounter(stored, index, reads, pendingMatches);
   const keptCount = totals && feed && keptCountFor(db, { stored, reads, feed, totals, beforeImages });
   const storedReads = createStoredReads({
     stored,

@@ -12,6 +12,7 @@ import {
 import type { ProductDoc } from '../documents';
 import { writtenSince as stampedSince } from '../feed/range';
 import type { HandledBefore } from '../feed-types';
+import type { Underived } from '../feed/underived';
 
 /**
  * Search served by the n-gram index (src/db/catalog/search-grams.ts): the filters, and the choice
@@ -123,7 +124,7 @@ export async function countUnindexed(db: Db): Promise<number> {
  * products themselves (src/db/catalog/search-pending.ts): polling, those written since the feed's
  * position; the log, the `_id`s its holder has not written yet (src/db/feed/underived.ts).
  */
-export type Pending = { since: HandledBefore } | { ids: readonly unknown[] };
+export type Pending = { since: HandledBefore } | Underived;
 
 /**
  * How a search reads: `grams` adds `search_grams: {$all}` to the word matches, so the multikey

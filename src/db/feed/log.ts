@@ -9,7 +9,7 @@ import { ensureResyncTable, prepareLastingSlot, resynced } from './log-slot';
 import { ensureSlotsTable, sweepAbandonedSlots } from './log-abandoned';
 import type { LogSession, LogTransaction, RowChange } from './log-session';
 import { createPositionWaiter } from './position-waiter';
-import { createUnderived } from './underived';
+import { createUnderived, type Underived } from './underived';
 
 /**
  * The change feed read from PostgreSQL's write-ahead log (DocumentDB behind FerretDB): every
@@ -68,7 +68,7 @@ export interface LogSource {
    * `collection` whose derived state the lasting slot's holder may not have written yet
    * (src/db/feed/underived.ts); undefined when the own channel is behind or that is not known.
    */
-  underived(collection: string): Promise<unknown[] | undefined>;
+  underived(collection: string): Promise<Underived | undefined>;
   /** Whether this instance holds the lasting slot. */
   leading(): boolean;
   lagSeconds(): number;

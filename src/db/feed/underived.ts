@@ -23,6 +23,11 @@ const OPEN = (1n << 64n) - 1n;
 /** `_id`s of any type as one key (1 and '1' differ). */
 const idKey = (id: unknown) => `${typeof id}:${String(id)}`;
 
+export interface Underived {
+  ids: unknown[];
+  version: number;
+}
+
 export function createUnderived(max = MAX_UNDERIVED) {
   /** Per collection, in the order handed on (so in commit order): key → the id and its commit's end. */
   const byCollection = new Map<string, Map<string, { id: unknown; lsn: Lsn }>>();
@@ -32,8 +37,11 @@ export function createUnderived(max = MAX_UNDERIVED) {
   /** Until the lasting slot passes this, what it has not written is not all known here. */
   let unknownUntil: Lsn = OPEN;
   let size = 0;
+  /** Moves with every change noted: a search's matches among the ids read at one version stay right while it holds. */
+  let version = 0;
 
   function forget(): void {
+    version++;
     byCollection.clear();
     openParts = [];
     size = 0;
@@ -51,6 +59,7 @@ export function createUnderived(max = MAX_UNDERIVED) {
   return {
     /** The own channel hands on changes of `collection` in a transaction ending at `endLsn` (0n: a part). */
     noted(collection: string, ids: readonly unknown[], endLsn: Lsn): void {
+      version++;
       const entries = byCollection.get(collection) ?? new Map<string, { id: unknown; lsn: Lsn }>();
       byCollection.set(collection, entries);
       for (const id of ids) {
@@ -80,15 +89,15 @@ export function createUnderived(max = MAX_UNDERIVED) {
       inParts = false;
     },
     /**
-     * The `_id`s of `collection` the lasting slot, confirmed at `derived`, may not have written;
+     * The `_id`s of `collection` the lasting slot, confirmed at `derived`, may not have written,
+     * and the version they were read at (no change was handed on since while it is the same);
      * undefined while that is not known.
      */
-    ids(collection: string, derived: Lsn): unknown[] | undefined {
+    ids(collection: string, derived: Lsn): Underived | undefined {
       if (derived < unknownUntil) return undefined;
       const entries = byCollection.get(collection);
-      if (!entries) return [];
-      prune(entries, derived);
-      return [...entries.values()].map((entry) => entry.id);
+      if (entries) prune(entries, derived);
+      return { ids: entries ? [...entries.values()].map((entry) => entry.id) : [], version };
     },
   };
 }
