@@ -1,5 +1,4 @@
 import type { Collection, Document, Filter } from 'mongodb';
-import { PRIMARY_KEY } from '../mongo';
 import type { Underived } from '../feed/underived';
 import { idKey } from '../derived/search-projection';
 import type { Raw } from './product-rows';
@@ -28,11 +27,12 @@ export function createPendingMatches(stored: Collection, reads: object) {
   const kept = new Map<string, Kept>();
 
   function read(filter: Filter<Document>, pending: Underived): Promise<Raw[]> {
-    // Shared by the requests of one filter: one client leaving does not abort it (maxTimeMS bounds it).
+    // Shared by the requests of one filter: one client leaving does not abort it (maxTimeMS bounds
+    // it). Unhinted: the planner looks the ids up (200-310 ms for 20,000 at 1,000,000 products,
+    // idle) where a hint of the primary key walks it in order (780-860 ms).
     return stored
       .find({ $and: [filter, { _id: { $in: pending.ids } }] } as Filter<Document>, {
         projection: { _id: 1 },
-        hint: PRIMARY_KEY,
         ...reads,
       })
       .sort({ _id: 1 })
