@@ -17,7 +17,7 @@ const layer = {
   request: '^src/(context[.]ts$|auth/|catalog/)',
   data: '^src/(db|store)/',
   helpers:
-    '^src/(errors|config|config-env|logger|bounded-cache|single-flight|graphql-cost|graphql-cost-arguments|graphql-nesting)[.]ts$|^src/format/',
+    '^src/(errors|config|config-env|logger|bounded-cache|linked-set|single-flight|graphql-cost|graphql-cost-arguments|graphql-nesting)[.]ts$|^src/format/',
 };
 const order = ['process', 'app', 'adapters', 'plugins', 'request', 'data', 'helpers'];
 

@@ -52,8 +52,8 @@ export async function runProfile(
     entries,
     env,
     logDir: path.join(DATA_DIR, 'logs'),
-    // --trace-gc: the collections' lines go to the server's log, read below for the measured run.
-    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--trace-gc'],
+    // --trace-gc-nvp: the collections' lines go to the server's log, read below for the measured run.
+    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--trace-gc-nvp'],
     log,
   });
   const server = servers.get(id) as ServerProcess;

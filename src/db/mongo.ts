@@ -11,6 +11,7 @@ import {
   type Db,
   type IndexDescription,
 } from 'mongodb';
+import { linkOpenSets } from './client-open-sets';
 import { DatabaseBusyError } from './guards/admission';
 import { watchHeartbeats } from './guards/heartbeat-watchdog';
 import { DatabaseTimeoutError, RequestAbandonedError } from './guards/deadline';
@@ -56,6 +57,7 @@ export async function connectDatabase(settings: MongoSettings): Promise<Database
     appName: 'storefront-gateway',
     monitorCommands: settings.monitorCommands ?? false,
   });
+  linkOpenSets(client);
   await client.connect();
   // A heartbeat ends within connectTimeoutMS (a new connection's handshake, or a hello's reply).
   const stopWatching = watchHeartbeats(client, {

@@ -1,4 +1,5 @@
 import type { RequestListener, ServerResponse } from 'node:http';
+import { LinkedSet } from '../linked-set';
 
 const SERVICE_UNAVAILABLE_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
@@ -31,7 +32,8 @@ const QUIET_MS = 1_000;
  */
 export function createDrain() {
   let draining = false;
-  const open = new Set<ServerResponse>();
+  // Not a Set: every response passes through it (src/linked-set.ts says what a Set cost).
+  const open = new LinkedSet<ServerResponse>();
   let onQuiet: (() => void) | undefined;
   let quietTimer: NodeJS.Timeout | undefined;
 
