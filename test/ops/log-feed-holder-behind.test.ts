@@ -6,6 +6,7 @@ import { productFilter } from '../../src/db/catalog/product-plans';
 import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
 import { lastingSlotName } from '../../src/db/feed/log';
 import { openOutsideWriter, type OutsideWriter } from '../support/outside-writer';
+import { graphqlSearch, restSearch } from '../support/search-answers';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -34,29 +35,9 @@ async function scanIds(term: string): Promise<number[]> {
   return found.map((doc) => doc._id as unknown as number).sort((a, b) => a - b);
 }
 
-async function restSearch(term: string): Promise<{ ids: number[]; total: number }> {
-  const response = await server.request(`/api/v1/products/search?term=${term}&per_page=100`);
-  expect(response.status).toBe(200);
-  const body = (await response.json()) as { data: { id: number }[]; meta: { total: number } };
-  return { ids: body.data.map((product) => product.id), total: body.meta.total };
-}
-
-async function graphqlSearch(term: string): Promise<{ ids: number[]; total: number }> {
-  const reply = await server.graphql(
-    `query ($term: String!) { searchProducts(term: $term, first: 100) { totalCount edges { node { databaseId } } } }`,
-    { term },
-  );
-  const connection = (
-    reply.body as {
-      data: { searchProducts: { totalCount: number; edges: { node: { databaseId: number } }[] } };
-    }
-  ).data.searchProducts;
-  return { ids: connection.edges.map((edge) => edge.node.databaseId), total: connection.totalCount };
-}
-
 async function expectExact(term: string): Promise<number[]> {
   const expected = await scanIds(term);
-  for (const answer of [await restSearch(term), await graphqlSearch(term)]) {
+  for (const answer of [await restSearch(server, term), await graphqlSearch(server, term)]) {
     expect(
       [...answer.ids].sort((a, b) => a - b),
       term,

@@ -7,6 +7,7 @@ import { productFilter } from '../../src/db/catalog/product-plans';
 import { openOutsideWriter, productLike, type OutsideWriter } from '../support/outside-writer';
 import { countUnindexed } from '../../src/db/catalog/product-search';
 import { SEARCH_PROJECTION_COLLECTION } from '../../src/db/catalog/search-projection-mark';
+import { graphqlSearch, restSearch } from '../support/search-answers';
 import { startTestServer, type TestServer } from '../support/server';
 
 /**
@@ -25,31 +26,11 @@ async function scanTotal(term: string): Promise<number> {
   return writer.products.countDocuments(productFilter(criteriaFor(term, undefined)) as Document);
 }
 
-async function restSearch(term: string): Promise<{ ids: number[]; total: number }> {
-  const response = await server.request(`/api/v1/products/search?term=${term}&per_page=100`);
-  const body = (await response.json()) as { data: { id: number }[]; meta: { total: number } };
-  expect(response.status).toBe(200);
-  return { ids: body.data.map((product) => product.id), total: body.meta.total };
-}
-
-async function graphqlSearch(term: string): Promise<{ ids: number[]; total: number }> {
-  const reply = await server.graphql(
-    `query ($term: String!) { searchProducts(term: $term, first: 100) { totalCount edges { node { databaseId } } } }`,
-    { term },
-  );
-  const connection = (
-    reply.body as {
-      data: { searchProducts: { totalCount: number; edges: { node: { databaseId: number } }[] } };
-    }
-  ).data.searchProducts;
-  return { ids: connection.edges.map((edge) => edge.node.databaseId), total: connection.totalCount };
-}
-
 /** Both APIs agree with the scan, right after the write (no retry). */
 async function expectFound(term: string, ids: number[]): Promise<void> {
   const scanned = await scanTotal(term);
   expect(scanned).toBe(ids.length);
-  for (const answer of [await restSearch(term), await graphqlSearch(term)]) {
+  for (const answer of [await restSearch(server, term), await graphqlSearch(server, term)]) {
     expect(answer.ids.sort()).toEqual([...ids].sort());
     expect(answer.total).toBe(ids.length);
   }
@@ -154,8 +135,8 @@ describe('the feed follows the log', () => {
       await writer.products.updateOne({ _id: id } as Document, { $set: { name: `${doc.name} ${now}` } });
       const [newer, older] =
         round % 2 === 0
-          ? [await restSearch(now), previous ? await graphqlSearch(previous) : undefined]
-          : [await graphqlSearch(now), previous ? await restSearch(previous) : undefined];
+          ? [await restSearch(server, now), previous ? await graphqlSearch(server, previous) : undefined]
+          : [await graphqlSearch(server, now), previous ? await restSearch(server, previous) : undefined];
       expect(newer, `round ${round}`).toEqual({ ids: [id], total: 1 });
       if (older) expect(older, `round ${round}`).toEqual({ ids: [], total: 0 });
       previous = now;
