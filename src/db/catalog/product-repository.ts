@@ -6,12 +6,9 @@ import { countGroups, groupsOf, type GroupCount, type Grouping } from './product
 import { foreignKeyProbe } from '../foreign-keys';
 import { productRecord } from '../records';
 import { writeRowsOf } from '../derived/search-projection';
-import { projectionComplete, SEARCH_PROJECTION_COLLECTION } from './search-projection-mark';
-import { createProductPlanner, type ProductCriteria } from './product-plans';
+import type { ProductCriteria } from './product-plans';
+import { createSearchReads } from './product-search-reads';
 import type { SearchScanReason } from './product-search';
-import { createPendingReads } from './product-pending-reads';
-import { createCounter } from './product-counts';
-import { createPendingMatches } from './pending-matches';
 import type { ChangeFeed } from '../change-feed';
 import type { TotalCache } from './total-cache';
 import { keptCountFor } from './total-adjust';
@@ -69,16 +66,12 @@ export function createProductRepository(
   /** A category no product has: its page is empty, without walking the collection for it. */
   const emptyCategory = createCategoryProbe(stored, reads);
 
-  /** The gateway's copy of what a search reads: a read through the grams selects from it. */
-  const index = db.collection(SEARCH_PROJECTION_COLLECTION);
-  const { plan, planned, hintFor } = createProductPlanner(
-    db.collection<ProductDoc>(SEARCH_PROJECTION_COLLECTION),
-    () => projectionComplete(db, reads),
-    { maxTimeMS, onIndexEvent, feed, onSearchScan },
-  );
-  const pendingMatches = createPendingMatches(stored, reads);
-  const pendingReads = createPendingReads({ stored, index, reads, hintFor, pendingMatches });
-  const countMatches = createCounter(stored, index, reads, pendingMatches);
+  const { plan, planned, pendingReads, countMatches } = createSearchReads(db, stored, reads, {
+    maxTimeMS,
+    onIndexEvent,
+    feed,
+    onSearchScan,
+  });
   const keptCount = totals && feed && keptCountFor(db, { stored, reads, feed, totals, beforeImages });
   const storedReads = createStoredReads({
     stored,
