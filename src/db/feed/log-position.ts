@@ -16,9 +16,10 @@ const DERIVED = `(SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHE
                     AND NOT EXISTS (SELECT 1 FROM ${RESYNC_TABLE} WHERE slot = $1))`;
 
 /**
- * WAL the lasting slot may be behind for a request to wait for it. Its holder writes a search row
- * in ~1.5 ms (the gram index), and an owner's update of 20,000 products is ~300 MB of WAL taking
- * 30 s or more to follow: past this, a wait would run out anyway, and the search scans at once.
+ * WAL the lasting slot may be behind for a caller of `caughtUp` (the start's wait) to wait for it.
+ * Its holder writes a search row in ~1.5 ms (the gram index), and an owner's update of 20,000
+ * products is ~300 MB of WAL taking 30 s or more to follow: past this, a wait would run out anyway.
+ * Searches do not wait for it: they read the rows it has not written from the products.
  */
 const DERIVED_BACKLOG_BYTES = 16n << 20n;
 
